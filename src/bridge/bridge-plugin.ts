@@ -1,0 +1,34 @@
+import type { FastifyError, FastifyInstance } from "fastify";
+import type { Transport } from "@connectrpc/connect";
+import { catalogueError } from "../core/error-catalogue.js";
+import { registerMembersRoute } from "./members-route.js";
+import { sendError } from "./send-error.js";
+
+/** Options for {@link bridgePlugin}. */
+export interface BridgeOptions {
+  /** In-process transport to the core; every decision is made there. */
+  transport: Transport;
+  /** Extra route groups (chat, speech, video) registered on the same bridge. */
+  routes?: readonly ((app: FastifyInstance, transport: Transport) => void)[];
+}
+
+/** Fastify errors raised before a handler runs, as catalogue errors. */
+function frameworkError(error: FastifyError) {
+  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return catalogueError("payload_too_large");
+  if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return catalogueError("bad_request", "Content-Type must be application/json.");
+  if (error.code === "FST_ERR_CTP_EMPTY_JSON_BODY") return catalogueError("bad_request", "The request body is empty.");
+  if (error instanceof SyntaxError || error.code === "FST_ERR_CTP_INVALID_JSON_BODY") return catalogueError("bad_request", `The request body is not valid JSON: ${error.message}`);
+  if (error.statusCode === 400) return catalogueError("bad_request", error.message);
+  return error;
+}
+
+/**
+ * The `/api/v1` JSON and SSE surface: HTTP framing of the core's services
+ * and nothing more. Register with `prefix: "/api/v1"`.
+ */
+export async function bridgePlugin(app: FastifyInstance, options: BridgeOptions): Promise<void> {
+  app.setErrorHandler((error: FastifyError, _request, reply) => sendError(reply, frameworkError(error)));
+  app.setNotFoundHandler((request, reply) => sendError(reply, catalogueError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`)));
+  registerMembersRoute(app, options.transport);
+  for (const register of options.routes ?? []) register(app, options.transport);
+}

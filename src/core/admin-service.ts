@@ -1,0 +1,101 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { AdminService } from "../gen/switchboard/admin/v1/admin_pb.js";
+import { internStates, type InternState } from "../store/interns.js";
+import type { Store } from "../store/store.js";
+import { catalogueError } from "./error-catalogue.js";
+import type { KeyCache } from "./key-cache.js";
+
+const roles = new Set(["org:admin", "org:member"]);
+
+function required(value: string, name: string): string {
+  if (!value.trim()) throw catalogueError("bad_request", `${name} is required.`);
+  return value;
+}
+
+function internState(value: string): InternState {
+  if (!(internStates as readonly string[]).includes(value)) throw catalogueError("bad_request", `state must be one of ${internStates.join(", ")}.`);
+  return value as InternState;
+}
+
+async function requireOrganization(store: Store, orgId: string): Promise<void> {
+  if (!(await store.organizations.exists(required(orgId, "org_id")))) throw catalogueError("not_found", `Organization ${orgId} not found.`);
+}
+
+/**
+ * AdminService: the operator's commands. Every change that affects key
+ * lookups clears the affected cache entries, so it holds on this replica at
+ * once (and on others within the cache TTL).
+ */
+export function createAdminService(store: Store, keys: KeyCache): ServiceImpl<typeof AdminService> {
+  return {
+    async createOrganization(request) {
+      return { id: await store.organizations.create(required(request.name, "name")) };
+    },
+    async addMember(request) {
+      await requireOrganization(store, request.orgId);
+      if (!roles.has(request.role)) throw catalogueError("bad_request", "role must be org:admin or org:member.");
+      if (!/^[^\s@]+@[^\s@]+$/.test(request.email)) throw catalogueError("bad_request", "email is not an email address.");
+      try {
+        return { id: await store.members.add({ orgId: request.orgId, email: request.email, firstName: request.firstName, lastName: request.lastName, role: request.role }) };
+      } catch (error) {
+        if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `${request.email} is already a member.`);
+        throw error;
+      }
+    },
+    async removeMember(request) {
+      if (!(await store.members.remove(required(request.orgId, "org_id"), required(request.memberId, "member_id")))) {
+        throw catalogueError("not_found", `No current member ${request.memberId} in ${request.orgId}.`);
+      }
+      keys.invalidate((key) => key.memberId === request.memberId);
+      return {};
+    },
+    async createKey(request) {
+      await requireOrganization(store, request.orgId);
+      if (!(await store.members.isCurrent(request.orgId, required(request.memberId, "member_id")))) {
+        throw catalogueError("not_found", `No current member ${request.memberId} in ${request.orgId}.`);
+      }
+      const key = await store.apiKeys.create({ orgId: request.orgId, memberId: request.memberId, management: request.management, grant: request.grant });
+      return { id: key.id, key: key.secret };
+    },
+    async revokeKey(request) {
+      if (!(await store.apiKeys.revoke(required(request.id, "id")))) throw catalogueError("not_found", `No live key ${request.id}.`);
+      keys.invalidate((key) => key.keyId === request.id);
+      return {};
+    },
+    async setProgrammeMembership(request) {
+      if (!(await store.organizations.setProgramme(required(request.orgId, "org_id"), request.member))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
+      keys.invalidate((key) => key.orgId === request.orgId);
+      return {};
+    },
+    async addIntern(request) {
+      await requireOrganization(store, request.orgId);
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(request.id)) throw catalogueError("bad_request", "id must be 1 to 128 letters, digits, '.', '_' or '-'.");
+      let endpoint: URL;
+      try {
+        endpoint = new URL(request.endpoint);
+      } catch {
+        throw catalogueError("bad_request", "endpoint must be an http(s) URL.");
+      }
+      if (endpoint.protocol !== "http:" && endpoint.protocol !== "https:") throw catalogueError("bad_request", "endpoint must be an http(s) URL.");
+      required(request.token, "token");
+      try {
+        await store.interns.add({ orgId: request.orgId, id: request.id, endpoint: request.endpoint, hostToken: request.token, state: internState(request.state ?? "provisioned") });
+      } catch (error) {
+        if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `Intern ${request.id} already exists in ${request.orgId}.`);
+        throw error;
+      }
+      return { id: request.id };
+    },
+    async setInternState(request) {
+      const matched = await store.interns.setState(request.orgId || undefined, required(request.id, "id"), internState(request.state));
+      if (matched === 0) throw catalogueError("not_found", `Intern ${request.id} not found.`);
+      if (matched > 1) throw catalogueError("bad_request", `Intern id ${request.id} exists in several organizations: give org_id.`);
+      return {};
+    },
+    async setCredits(request) {
+      if (!Number.isFinite(request.usd) || request.usd < 0) throw catalogueError("bad_request", "usd must be a number of at least 0.");
+      if (!(await store.organizations.setCredits(required(request.orgId, "org_id"), request.usd))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
+      return {};
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { OrganizationService } from "../gen/switchboard/v1/organization_pb.js";
+import type { Store } from "../store/store.js";
+import { callerOf } from "./caller.js";
+import { catalogueError } from "./error-catalogue.js";
+
+/** Default and bounds of member listing pages. */
+export const memberPaging = { defaultLimit: 50, maxLimit: 100 } as const;
+
+/** OrganizationService: member listing for management keys. */
+export function createOrganizationService(store: Pick<Store, "members">): Partial<ServiceImpl<typeof OrganizationService>> {
+  return {
+    async listMembers(request, context) {
+      const caller = callerOf(context);
+      const offset = request.offset ?? 0n;
+      const limit = request.limit ?? BigInt(memberPaging.defaultLimit);
+      if (offset < 0n || offset > BigInt(Number.MAX_SAFE_INTEGER)) throw catalogueError("bad_request", "offset must be an integer of at least 0.");
+      if (limit < 1n || limit > BigInt(memberPaging.maxLimit)) throw catalogueError("bad_request", `limit must be an integer from 1 to ${memberPaging.maxLimit}.`);
+      const page = await store.members.list(caller.orgId, Number(offset), Number(limit));
+      return {
+        data: page.members.map((member) => ({
+          id: member.id,
+          email: member.email,
+          firstName: member.first_name ?? undefined,
+          lastName: member.last_name ?? undefined,
+          role: member.role,
+        })),
+        totalCount: BigInt(page.total),
+      };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { ConnectRouter, ConnectRouterOptions, Transport } from "@connectrpc/connect";
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import type { Logger } from "pino";
+import { bridgePlugin, type BridgeOptions } from "../bridge/bridge-plugin.js";
+import type { Metrics } from "./metrics.js";
+
+/** Options for {@link createHttpListener}. */
+export interface HttpListenerOptions {
+  logger: Logger;
+  metrics: Metrics;
+  routes: (router: ConnectRouter) => void;
+  routerOptions: ConnectRouterOptions;
+  bridgeTransport: Transport;
+  bridgeRoutes: BridgeOptions["routes"];
+  /** Resolves when the process can take traffic (for /readyz). */
+  isReady: () => Promise<boolean>;
+  /** Bodies above this are refused (413) before any handler runs. */
+  bodyLimit: number;
+}
+
+/**
+ * The HTTP/1.1 listener: the `/api/v1` bridge, Connect and gRPC-Web for the
+ * core services, and the operational endpoints.
+ */
+export async function createHttpListener(options: HttpListenerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    // One line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
+    forceCloseConnections: "idle",
+    bodyLimit: options.bodyLimit,
+    requestIdHeader: "x-request-id",
+    // Any client may send an id; keep it short and printable.
+    genReqId: () => crypto.randomUUID(),
+  });
+  app.addHook("onRequest", async (request, reply) => {
+    if (!/^[\w.-]{1,64}$/.test(request.id)) request.id = crypto.randomUUID();
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    const seconds = reply.elapsedTime / 1000;
+    options.metrics.httpRequests.observe({ route, method: request.method, status: String(reply.statusCode), reason: "" }, seconds);
+    request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
+  });
+  await app.register(fastifyConnectPlugin, { ...options.routerOptions, routes: options.routes });
+  await app.register(bridgePlugin, { prefix: "/api/v1", transport: options.bridgeTransport, routes: options.bridgeRoutes });
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_request, reply) => {
+    const ready = await options.isReady().catch(() => false);
+    return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not ready" });
+  });
+  app.get("/metrics", async (_request, reply) => {
+    reply.type(options.metrics.registry.contentType);
+    return options.metrics.registry.metrics();
+  });
+  return app;
+}

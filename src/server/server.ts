@@ -1,0 +1,134 @@
+import type { ConnectRouter, ConnectRouterOptions, Interceptor } from "@connectrpc/connect";
+import { createRouterTransport } from "@connectrpc/connect";
+import type { FastifyInstance } from "fastify";
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { DescFile } from "@bufbuild/protobuf";
+import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.js";
+import { file_grpc_reflection_v1_reflection, ServerReflection } from "../gen/grpc/reflection/v1/reflection_pb.js";
+import { file_switchboard_admin_v1_admin } from "../gen/switchboard/admin/v1/admin_pb.js";
+import { file_switchboard_v1_chat } from "../gen/switchboard/v1/chat_pb.js";
+import { file_switchboard_v1_error } from "../gen/switchboard/v1/error_pb.js";
+import { file_switchboard_v1_organization } from "../gen/switchboard/v1/organization_pb.js";
+import { file_switchboard_v1_speech } from "../gen/switchboard/v1/speech_pb.js";
+import { file_switchboard_v1_video } from "../gen/switchboard/v1/video_pb.js";
+import { createAuthInterceptor } from "../core/auth-interceptor.js";
+import { createCoreRoutes } from "../core/core-routes.js";
+import { createKeyCache } from "../core/key-cache.js";
+import { openStore, type Store } from "../store/store.js";
+import type { BridgeOptions } from "../bridge/bridge-plugin.js";
+import { resolveAdminToken } from "./admin-token.js";
+import { bootstrapTenant, isEmptyStore, type BootstrapTenant } from "./bootstrap.js";
+import type { ServerConfig } from "./config.js";
+import { createGrpcListener } from "./grpc-listener.js";
+import { createHealthService } from "./health-service.js";
+import { createHttpListener } from "./http-listener.js";
+import { createMetrics, type Metrics } from "./metrics.js";
+import { createReflectionService } from "./reflection-service.js";
+
+/** The protobuf files served through reflection. */
+const servedFiles: readonly DescFile[] = [
+  file_switchboard_v1_chat,
+  file_switchboard_v1_video,
+  file_switchboard_v1_speech,
+  file_switchboard_v1_organization,
+  file_switchboard_v1_error,
+  file_switchboard_admin_v1_admin,
+  file_grpc_health_v1_health,
+  file_grpc_reflection_v1_reflection,
+];
+
+/** A running `switchboard serve`. */
+export interface RunningServer {
+  httpUrl: string;
+  grpcUrl: string;
+  store: Store;
+  metrics: Metrics;
+  adminToken: string;
+  /** Set when this start bootstrapped a development tenant. */
+  bootstrap?: BootstrapTenant;
+  /** Graceful: stop accepting, let streams finish up to the grace, close. */
+  close(): Promise<void>;
+}
+
+/** Largest request body any route accepts; the chat route's own limit is 1 MiB. */
+const maxBodyBytes = 1024 * 1024;
+
+/** The composition root: builds every part from the config and starts both listeners. */
+export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const cleanups: (() => Promise<unknown>)[] = [() => store.close()];
+  try {
+    const embedded = !config.databaseUrl;
+    let bootstrap: BootstrapTenant | undefined;
+    if ((embedded || config.bootstrap) && (await isEmptyStore(store))) bootstrap = await bootstrapTenant(store, config.dataDir);
+
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined;
+    if (redis) {
+      await redis.connect();
+      cleanups.push(() => redis.quit());
+    }
+    const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
+    const metrics = createMetrics();
+    const keys = createKeyCache((hash) => store.apiKeys.findByHash(hash), { ttlMs: 5_000, maxEntries: 50_000 });
+    const interceptors: Interceptor[] = [createAuthInterceptor({ keys, adminToken })];
+    const shutdown = new AbortController();
+    const routerOptions: ConnectRouterOptions = { interceptors, shutdownSignal: shutdown.signal, readMaxBytes: maxBodyBytes + 64 * 1024 };
+
+    const coreRoutes = createCoreRoutes({ store, keys });
+    const serving = { serving: true };
+    const serviceNames = servedFiles.flatMap((file) => file.services.map((service) => service.typeName));
+    const routes = (router: ConnectRouter) => {
+      coreRoutes(router);
+      router.service(Health, createHealthService(serviceNames, serving));
+      router.service(ServerReflection, createReflectionService(servedFiles, serviceNames));
+    };
+    const bridgeTransport = createRouterTransport(coreRoutes, { router: routerOptions });
+    const bridgeRoutes: BridgeOptions["routes"] = [];
+
+    const http: FastifyInstance = await createHttpListener({
+      logger,
+      metrics,
+      routes,
+      routerOptions,
+      bridgeTransport,
+      bridgeRoutes,
+      bodyLimit: maxBodyBytes,
+      isReady: async () => serving.serving && (await store.db.query("SELECT 1")).length === 1,
+    });
+    await http.listen({ port: config.port, host: config.host });
+    cleanups.push(() => http.close());
+    const grpc = createGrpcListener(routes, routerOptions);
+    const grpcPort = await grpc.listen(config.grpcPort, config.host);
+    cleanups.push(() => grpc.close(config.shutdownGraceMs));
+
+    const address = http.server.address();
+    const httpPort = typeof address === "object" && address ? address.port : config.port;
+    const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
+    let closing: Promise<void> | undefined;
+    return {
+      httpUrl: `http://${hostForUrl}:${httpPort}`,
+      grpcUrl: `http://${hostForUrl}:${grpcPort}`,
+      store,
+      metrics,
+      adminToken,
+      bootstrap,
+      close: () =>
+        (closing ??= (async () => {
+          serving.serving = false;
+          const cut = setTimeout(() => shutdown.abort(), config.shutdownGraceMs);
+          try {
+            await Promise.all([http.close(), grpc.close(config.shutdownGraceMs)]);
+          } finally {
+            clearTimeout(cut);
+            shutdown.abort();
+            await redis?.quit().catch(() => undefined);
+            await store.close();
+          }
+        })()),
+    };
+  } catch (error) {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    throw error;
+  }
+}

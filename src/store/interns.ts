@@ -1,0 +1,55 @@
+import type { Queryable } from "./database.js";
+
+/** Lifecycle states of an intern. */
+export const internStates = ["provisioned", "suspended", "running"] as const;
+
+/** One of {@link internStates}. */
+export type InternState = (typeof internStates)[number];
+
+/** An intern and the host that serves it. */
+export interface InternRecord {
+  orgId: string;
+  id: string;
+  endpoint: string;
+  hostToken: string;
+  state: InternState;
+}
+
+/** The interns registry; every lookup is scoped to an organization. */
+export function createInterns(db: Queryable) {
+  return {
+    async add(intern: InternRecord): Promise<void> {
+      await db.query("INSERT INTO interns (org_id, id, endpoint, host_token, state) VALUES ($1, $2, $3, $4, $5)", [
+        intern.orgId,
+        intern.id,
+        intern.endpoint,
+        intern.hostToken,
+        intern.state,
+      ]);
+    },
+    async find(orgId: string, id: string): Promise<InternRecord | undefined> {
+      const rows = await db.query<{ org_id: string; id: string; endpoint: string; host_token: string; state: InternState }>(
+        "SELECT org_id, id, endpoint, host_token, state FROM interns WHERE org_id = $1 AND id = $2",
+        [orgId, id],
+      );
+      const row = rows[0];
+      return row && { orgId: row.org_id, id: row.id, endpoint: row.endpoint, hostToken: row.host_token, state: row.state };
+    },
+    /**
+     * Sets the state of the intern `id`, in `orgId` when given; returns how
+     * many interns matched (more than one means the id is ambiguous).
+     */
+    async setState(orgId: string | undefined, id: string, state: InternState): Promise<number> {
+      if (orgId) {
+        return (await db.query("UPDATE interns SET state = $3 WHERE org_id = $1 AND id = $2 RETURNING id", [orgId, id, state])).length;
+      }
+      const matches = await db.query<{ org_id: string }>("SELECT org_id FROM interns WHERE id = $1", [id]);
+      if (matches.length !== 1) return matches.length;
+      await db.query("UPDATE interns SET state = $2 WHERE id = $1", [id, state]);
+      return 1;
+    },
+  };
+}
+
+/** The interns table. */
+export type Interns = ReturnType<typeof createInterns>;

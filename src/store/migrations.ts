@@ -1,0 +1,75 @@
+import type { Database } from "./database.js";
+
+/**
+ * The schema, in order. Append only: a migration that has run anywhere is
+ * never edited, so PGlite and PostgreSQL stores converge on the same schema.
+ */
+export const migrations: readonly { id: number; name: string; sql: string }[] = [
+  {
+    id: 1,
+    name: "foundation",
+    sql: `
+      CREATE TABLE organizations (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        in_programme boolean NOT NULL DEFAULT false,
+        credits_usd numeric(20, 6) NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE members (
+        id text PRIMARY KEY,
+        org_id text NOT NULL REFERENCES organizations (id),
+        email text NOT NULL,
+        first_name text,
+        last_name text,
+        role text NOT NULL CHECK (role IN ('org:admin', 'org:member')),
+        left_at timestamptz,
+        position bigserial NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX members_by_org ON members (org_id, position) WHERE left_at IS NULL;
+      CREATE UNIQUE INDEX members_email_per_org ON members (org_id, lower(email)) WHERE left_at IS NULL;
+      CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        org_id text NOT NULL REFERENCES organizations (id),
+        creator_member_id text NOT NULL REFERENCES members (id),
+        key_hash bytea NOT NULL UNIQUE,
+        kind text NOT NULL CHECK (kind IN ('standard', 'management')),
+        has_grant boolean NOT NULL DEFAULT false,
+        revoked_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE interns (
+        org_id text NOT NULL REFERENCES organizations (id),
+        id text NOT NULL,
+        endpoint text NOT NULL,
+        host_token text NOT NULL,
+        state text NOT NULL CHECK (state IN ('provisioned', 'suspended', 'running')),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (org_id, id)
+      );
+    `,
+  },
+];
+
+/**
+ * Brings the schema up to date. Runs under an advisory lock so replicas
+ * starting together on one PostgreSQL do not race.
+ */
+export async function migrate(db: Database): Promise<void> {
+  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(7366193)");
+    const applied = new Set((await tx.query<{ id: number }>("SELECT id FROM schema_migrations")).map((row) => row.id));
+    for (const migration of migrations) {
+      if (applied.has(migration.id)) continue;
+      for (const statement of splitStatements(migration.sql)) await tx.query(statement);
+      await tx.query("INSERT INTO schema_migrations (id, name) VALUES ($1, $2)", [migration.id, migration.name]);
+    }
+  });
+}
+
+// Migrations hold no string literals with semicolons, so a plain split is exact.
+function splitStatements(sql: string): string[] {
+  return sql.split(";").map((statement) => statement.trim()).filter(Boolean);
+}

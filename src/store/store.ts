@@ -1,0 +1,45 @@
+import type { Database } from "./database.js";
+import { createApiKeys } from "./api-keys.js";
+import { createInterns } from "./interns.js";
+import { createMembers } from "./members.js";
+import { createOrganizations } from "./organizations.js";
+import { migrate } from "./migrations.js";
+import { createPgliteDatabase } from "./pglite-database.js";
+import { createPostgresDatabase } from "./postgres-database.js";
+
+/** Where the store lives: the embedded PGlite directory, or PostgreSQL. */
+export interface StoreOptions {
+  /** `postgres://…`; when set, `dataDir` is not used for the store. */
+  databaseUrl?: string;
+  /** Embedded store directory; undefined keeps it in memory (tests). */
+  dataDir?: string;
+}
+
+/** Everything the core persists, one module per table. */
+export interface Store {
+  readonly db: Database;
+  readonly organizations: ReturnType<typeof createOrganizations>;
+  readonly members: ReturnType<typeof createMembers>;
+  readonly apiKeys: ReturnType<typeof createApiKeys>;
+  readonly interns: ReturnType<typeof createInterns>;
+  close(): Promise<void>;
+}
+
+/** Opens (and migrates) the configured store. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const db = options.databaseUrl ? await createPostgresDatabase(options.databaseUrl) : await createPgliteDatabase(options.dataDir);
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return {
+    db,
+    organizations: createOrganizations(db),
+    members: createMembers(db),
+    apiKeys: createApiKeys(db),
+    interns: createInterns(db),
+    close: () => db.close(),
+  };
+}

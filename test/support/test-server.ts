@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { pino } from "pino";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { AdminService } from "../../src/gen/switchboard/admin/v1/admin_pb.js";
+import { loadServerConfig, type ServerConfig } from "../../src/server/config.js";
+import { startServer, type RunningServer } from "../../src/server/server.js";
+import type { BootstrapTenant } from "../../src/server/bootstrap.js";
+
+/** PostgreSQL the suite runs against when SWITCHBOARD_TEST_STORE=postgres. */
+export const testPostgresUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A server on its own fresh store, with the bootstrap tenant. */
+export interface TestServer {
+  server: RunningServer;
+  tenant: BootstrapTenant;
+  httpUrl: string;
+  grpcUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  admin: Client<typeof AdminService>;
+  close(): Promise<void>;
+}
+
+/**
+ * Creates an empty PostgreSQL database for one test file, so files can run in
+ * parallel; returns its URL and a drop function.
+ */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `sb_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: testPostgresUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(testPostgresUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: testPostgresUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** Starts a server on ports chosen by the OS and the store under test. */
+export async function startTestServer(env: Record<string, string> = {}, overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "switchboard-test-"));
+  const database = process.env.SWITCHBOARD_TEST_STORE === "postgres" ? await createTestDatabase() : undefined;
+  const config = {
+    ...loadServerConfig({ PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, EMBEDDED_INTERN_HOST: "0", ...env }, { bootstrap: true }),
+    databaseUrl: database?.url,
+    shutdownGraceMs: 1_000,
+    ...overrides,
+  };
+  const server = await startServer(config, pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }));
+  if (!server.bootstrap) throw new Error("the test store was not empty");
+  const adminTransport = createConnectTransport({
+    baseUrl: server.httpUrl,
+    httpVersion: "1.1",
+    interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${server.adminToken}`), next(req))],
+  });
+  return {
+    server,
+    tenant: server.bootstrap,
+    httpUrl: server.httpUrl,
+    grpcUrl: server.grpcUrl,
+    dataDir,
+    databaseUrl: database?.url,
+    admin: createClient(AdminService, adminTransport),
+    async close() {
+      await server.close();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A gRPC (HTTP/2) transport to the server's gRPC listener with a bearer key. */
+export function grpcTransportFor(url: string, key?: string) {
+  return createGrpcTransport({
+    baseUrl: url,
+    interceptors: key ? [(next) => (req) => (req.header.set("authorization", `Bearer ${key}`), next(req))] : [],
+  });
+}
+
+/** Fetches a JSON route of the bridge. */
+export async function getJson(url: string, key?: string): Promise<{ status: number; headers: Headers; body: any }> {
+  const response = await fetch(url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}

@@ -1,0 +1,24 @@
+import { defineConfig } from "vitest/config";
+
+// Gateway tests (test/*.test.ts) touch the store, so they run twice: on the
+// embedded PGlite store and on PostgreSQL. Tests of parts that own no store
+// (intern host, providers) run once.
+const gatewayTests = ["test/*.test.ts"];
+
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    projects: [
+      {
+        extends: true,
+        test: { name: "pglite", include: ["test/**/*.test.ts"], env: { SWITCHBOARD_TEST_STORE: "pglite" } },
+      },
+      {
+        extends: true,
+        test: { name: "postgres", include: gatewayTests, env: { SWITCHBOARD_TEST_STORE: "postgres" } },
+      },
+    ],
+  },
+});
