@@ -136,3 +136,13 @@ export function describeError(error: unknown): PublicError {
     retryAfterSeconds: 0,
   };
 }
+
+/**
+ * The catalogue error for a reason reported by another component (an intern
+ * host's RunFailed): by catalogue name first, else by public reason.
+ */
+export function catalogueErrorForReason(reason: string, message?: string): ConnectError {
+  if (Object.hasOwn(errorCatalogue, reason)) return catalogueError(reason as ErrorName, message || undefined);
+  const name = (Object.keys(errorCatalogue) as ErrorName[]).find((key) => errorCatalogue[key].reason === reason);
+  return catalogueError(name ?? "turn_failed", message || undefined);
+}

@@ -15,6 +15,9 @@ import { file_switchboard_v1_video } from "../gen/switchboard/v1/video_pb.js";
 import { createAuthInterceptor } from "../core/auth-interceptor.js";
 import { createCoreRoutes } from "../core/core-routes.js";
 import { createKeyCache } from "../core/key-cache.js";
+import { createInternHostClients } from "../core/chat/intern-host-clients.js";
+import { createRateLimiter } from "../core/rate-limiter.js";
+import { registerChatRoute } from "../bridge/chat-route.js";
 import { openStore, type Store } from "../store/store.js";
 import type { BridgeOptions } from "../bridge/bridge-plugin.js";
 import { resolveAdminToken } from "./admin-token.js";
@@ -75,7 +78,17 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const shutdown = new AbortController();
     const routerOptions: ConnectRouterOptions = { interceptors, shutdownSignal: shutdown.signal, readMaxBytes: maxBodyBytes + 64 * 1024 };
 
-    const coreRoutes = createCoreRoutes({ store, keys });
+    const coreRoutes = createCoreRoutes({
+      store,
+      keys,
+      chat: {
+        hosts: createInternHostClients(),
+        limiter: createRateLimiter({ name: "chat", points: config.chatTurnsPerMinute, durationSeconds: 60, redis }),
+        heartbeatMs: config.heartbeatMs,
+        requestTimeoutMs: config.internRequestTimeoutMs,
+        namespace: config.namespace,
+      },
+    });
     const serving = { serving: true };
     const serviceNames = servedFiles.flatMap((file) => file.services.map((service) => service.typeName));
     const routes = (router: ConnectRouter) => {
@@ -84,7 +97,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       router.service(ServerReflection, createReflectionService(servedFiles, serviceNames));
     };
     const bridgeTransport = createRouterTransport(coreRoutes, { router: routerOptions });
-    const bridgeRoutes: BridgeOptions["routes"] = [];
+    const bridgeRoutes: BridgeOptions["routes"] = [(app, transport) => registerChatRoute(app, transport, (open) => metrics.openStreams.inc(open ? 1 : -1))];
 
     const http: FastifyInstance = await createHttpListener({
       logger,

@@ -1,0 +1,30 @@
+import type { ServerResponse } from "node:http";
+import { once } from "node:events";
+
+/**
+ * Writes server-sent events with backpressure: a slow reader pauses the
+ * stream instead of growing memory.
+ */
+export function createSseWriter(response: ServerResponse) {
+  const write = async (text: string) => {
+    if (!response.write(text) && !response.destroyed) await once(response, "drain");
+  };
+  return {
+    open(headers: Record<string, string>) {
+      response.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+        ...headers,
+      });
+      response.flushHeaders();
+    },
+    data: (json: object) => write(`data: ${JSON.stringify(json)}\n\n`),
+    comment: (text: string) => write(`: ${text}\n\n`),
+    async done() {
+      await write("data: [DONE]\n\n");
+      response.end();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { create } from "@bufbuild/protobuf";
+import { randomBytes } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ChatCompletionChunkSchema, type ChatCompletionChunk, type ChatDeltaSchema, type ChatUsage } from "../../gen/switchboard/v1/chat_pb.js";
+import type { PublicError } from "../error-catalogue.js";
+
+/** Options for {@link createChunkBuilder}. */
+export interface ChunkBuilderOptions {
+  /** The request's `model`, else `<namespace>/intern`. */
+  model: string;
+  /** `<namespace>.provide_input`. */
+  toolName: string;
+}
+
+/**
+ * Builds the chunks of one response: a constant id, `created` and model,
+ * and the spec's chunk kinds. Pure: it writes nothing.
+ */
+export function createChunkBuilder(options: ChunkBuilderOptions) {
+  const id = `chatcmpl-${randomBytes(12).toString("base64url")}`;
+  const created = BigInt(Math.floor(Date.now() / 1000));
+  let toolCallIndex = 0;
+  const chunk = (init: MessageInitShape<typeof ChatCompletionChunkSchema>, model = options.model): ChatCompletionChunk =>
+    create(ChatCompletionChunkSchema, { ...init, id, object: "chat.completion.chunk", created, model });
+  const delta = (value: MessageInitShape<typeof ChatDeltaSchema>, finishReason?: string) =>
+    chunk({ choices: [{ index: 0, delta: value, finishReason }] });
+  return {
+    role: () => delta({ role: "assistant" }),
+    content: (text: string) => delta({ content: text }),
+    reasoning: (text: string) => delta({ reasoning: text }),
+    /** One complete tool call entry for an interaction. */
+    interaction: (interactionId: string, argumentsJson: string) =>
+      delta({ toolCalls: [{ id: interactionId, index: toolCallIndex++, type: "function", function: { name: options.toolName, arguments: argumentsJson } }] }),
+    finish: (reason: "stop" | "tool_calls") => delta({}, reason),
+    error: (error: PublicError) =>
+      chunk({
+        choices: [{ index: 0, delta: {}, finishReason: "error" }],
+        error: { code: error.status, message: error.message, metadata: { reason: error.reason, retryable: error.retryable } },
+      }),
+    /** The empty-choices chunk that ends every response. */
+    final: (sessionId: string | undefined, usage: ChatUsage | undefined, reportedModel?: string) =>
+      chunk({ choices: [], final: true, sessionId, usage }, reportedModel || options.model),
+  };
+}
+
+/** A chunk builder. */
+export type ChunkBuilder = ReturnType<typeof createChunkBuilder>;

@@ -1,0 +1,185 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { RunEvent } from "../../gen/switchboard/host/v1/host_pb.js";
+import {
+  CreateChatCompletionResponseSchema,
+  InternChatService,
+  type ChatCompletionChunk,
+  type CreateChatCompletionResponse,
+} from "../../gen/switchboard/v1/chat_pb.js";
+import type { Store } from "../../store/store.js";
+import { callerOf } from "../caller.js";
+import { catalogueError, catalogueErrorForReason, describeError } from "../error-catalogue.js";
+import type { RateLimiter } from "../rate-limiter.js";
+import { parseChatTurn, type ChatTurn } from "./chat-request.js";
+import { createChunkBuilder, type ChunkBuilder } from "./chunk-builder.js";
+import { hostErrorToCallerError, hostStreamBreakToCallerError } from "./host-errors.js";
+import type { InternHostClient, InternHostClients } from "./intern-host-clients.js";
+
+/** What the chat service is built from. */
+export interface InternChatServiceOptions {
+  store: Pick<Store, "interns">;
+  hosts: InternHostClients;
+  /** Turns per member. */
+  limiter: RateLimiter;
+  /** Silence after which a keepalive is sent (spec: 30 s). */
+  heartbeatMs: number;
+  /** Budget for the host to open the turn (504 `timeout` past it). */
+  requestTimeoutMs: number;
+  /** `<namespace>.provide_input` and `<namespace>/intern`. */
+  namespace: string;
+}
+
+const keepalive = create(CreateChatCompletionResponseSchema, { event: { case: "keepalive", value: {} } });
+const chunkEvent = (chunk: ChatCompletionChunk) => create(CreateChatCompletionResponseSchema, { event: { case: "chunk", value: chunk } });
+
+/** Opens the host stream for a turn: a new run or the answer to a question. */
+function openHostStream(client: InternHostClient, turn: ChatTurn, hostToken: string, signal: AbortSignal): AsyncIterator<{ event?: RunEvent }> {
+  const options = { signal, headers: { authorization: `Bearer ${hostToken}` } };
+  const stream =
+    turn.kind === "prompt"
+      ? client.startRun({ sessionId: turn.sessionId, prompt: turn.prompt, approvalMode: turn.approvalMode }, options)
+      : client.answerInteraction({ sessionId: turn.sessionId, interactionId: turn.toolCallId, answer: turn.answer }, options);
+  return stream[Symbol.asyncIterator]();
+}
+
+/**
+ * Waits for the host to open the turn. Until then nothing is written, so a
+ * failure here is a real refusal (an HTTP error on the JSON surface).
+ */
+async function firstEvent(events: AsyncIterator<{ event?: RunEvent }>, timeoutMs: number, abort: AbortController): Promise<RunEvent> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      reject(catalogueError("timeout"));
+    }, timeoutMs);
+  });
+  try {
+    const result = await Promise.race([events.next(), timedOut]);
+    if (result.done || !result.value.event) throw catalogueError("stream_severed", "The intern's stream ended before the turn started.");
+    return result.value.event;
+  } catch (error) {
+    throw hostErrorToCallerError(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Relays the host's run events as chunks, keeping the spec's order: role,
+ * content/reasoning/interaction, one finish, the final chunk. A keepalive is
+ * sent whenever nothing was written for the heartbeat interval.
+ */
+async function* relayRun(
+  first: RunEvent,
+  events: AsyncIterator<{ event?: RunEvent }>,
+  chunks: ChunkBuilder,
+  options: { heartbeatMs: number; signal: AbortSignal },
+): AsyncGenerator<CreateChatCompletionResponse> {
+  let sessionId = first.kind.case === "started" ? first.kind.value.sessionId : undefined;
+  yield chunkEvent(chunks.role());
+  let lastWrite = Date.now();
+  let pending: RunEvent | undefined = first;
+  for (;;) {
+    let event = pending;
+    pending = undefined;
+    if (!event) {
+      let result: IteratorResult<{ event?: RunEvent }> | "tick";
+      try {
+        const next = events.next();
+        for (;;) {
+          let timer: NodeJS.Timeout | undefined;
+          const wait = Math.max(0, options.heartbeatMs - (Date.now() - lastWrite));
+          const tick = new Promise<"tick">((resolve) => (timer = setTimeout(() => resolve("tick"), wait)));
+          result = await Promise.race([next, tick]).finally(() => clearTimeout(timer));
+          if (result !== "tick") break;
+          yield keepalive;
+          lastWrite = Date.now();
+        }
+      } catch (error) {
+        // A caller that went away is promised no final event.
+        if (options.signal.aborted) return;
+        yield chunkEvent(chunks.error(describeError(hostStreamBreakToCallerError(error))));
+        yield chunkEvent(chunks.final(sessionId, undefined));
+        return;
+      }
+      if (result.done || !result.value.event) {
+        yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed"))));
+        yield chunkEvent(chunks.final(sessionId, undefined));
+        return;
+      }
+      event = result.value.event;
+    }
+    const kind = event.kind;
+    switch (kind.case) {
+      case "started":
+        sessionId = kind.value.sessionId;
+        continue;
+      case "activity":
+        continue;
+      case "content":
+        yield chunkEvent(chunks.content(kind.value));
+        break;
+      case "reasoning":
+        yield chunkEvent(chunks.reasoning(kind.value));
+        break;
+      case "interaction":
+        yield chunkEvent(chunks.interaction(kind.value.id, kind.value.arguments));
+        break;
+      case "paused":
+        yield chunkEvent(chunks.finish("tool_calls"));
+        yield chunkEvent(chunks.final(sessionId, undefined));
+        return;
+      case "finished":
+        yield chunkEvent(chunks.finish("stop"));
+        yield chunkEvent(chunks.final(sessionId, kind.value.usage, kind.value.model));
+        return;
+      case "failed":
+        yield chunkEvent(chunks.error(describeError(catalogueErrorForReason(kind.value.reason, kind.value.message))));
+        yield chunkEvent(chunks.final(sessionId, kind.value.usage));
+        return;
+      default:
+        continue;
+    }
+    lastWrite = Date.now();
+  }
+}
+
+/**
+ * InternChatService: every rule of the intern chat route. The intern host
+ * owns the run; this service checks the caller and the request, finds the
+ * intern, and relays the run as chunks.
+ */
+export function createInternChatService(options: InternChatServiceOptions): ServiceImpl<typeof InternChatService> {
+  return {
+    async *createChatCompletion(request, context: HandlerContext) {
+      const caller = callerOf(context);
+      const turn = parseChatTurn(request);
+      const intern = await options.store.interns.find(caller.orgId, turn.internId);
+      if (!intern) throw catalogueError("not_found", `Intern ${turn.internId} not found.`);
+      if (intern.state !== "running") throw catalogueError("intern_not_ready", `The intern ${turn.internId} is ${intern.state}, not running.`);
+      await options.limiter.consume(caller.memberId);
+
+      const abort = new AbortController();
+      const onCallerGone = () => abort.abort();
+      context.signal.addEventListener("abort", onCallerGone, { once: true });
+      let terminated = false;
+      try {
+        const events = openHostStream(options.hosts.get(intern.endpoint), turn, intern.hostToken, abort.signal);
+        const first = await firstEvent(events, options.requestTimeoutMs, abort);
+        const chunks = createChunkBuilder({ model: turn.model ?? `${options.namespace}/intern`, toolName: `${options.namespace}.provide_input` });
+        for await (const response of relayRun(first, events, chunks, { heartbeatMs: options.heartbeatMs, signal: context.signal })) {
+          if (response.event.case === "chunk" && response.event.value.final) terminated = true;
+          yield response;
+        }
+      } finally {
+        context.signal.removeEventListener("abort", onCallerGone);
+        // Leaving before the run's terminal event (the caller went away, or
+        // the stream broke) releases the host stream; the host cancels a run
+        // whose reader leaves while it streams.
+        if (!terminated) abort.abort();
+      }
+    },
+  };
+}

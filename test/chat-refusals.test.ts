@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { InternChatService } from "../src/gen/switchboard/v1/chat_pb.js";
+import { ErrorDetailSchema } from "../src/gen/switchboard/v1/error_pb.js";
+import { grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
+
+let t: TestServer;
+let outsiderKey: string;
+let departedKey: string;
+let grantedDepartedKey: string;
+
+const chatUrl = (intern = "unreachable") => `${t.httpUrl}/api/v1/interns/${intern}/chat/completions`;
+const prompt = { messages: [{ role: "user", content: "hello" }], stream: true };
+
+async function post(body: unknown, key: string | null = t.tenant.api_key, intern?: string, raw?: string) {
+  const response = await fetch(chatUrl(intern), {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: raw ?? JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: JSON.parse(text) };
+}
+
+beforeAll(async () => {
+  t = await startTestServer({ CHAT_TURNS_PER_MINUTE: "3" });
+  const orgId = t.tenant.organization_id;
+  // An intern whose host is not listening: refusals after lookup end at 502.
+  await t.admin.addIntern({ orgId, id: "unreachable", endpoint: "http://127.0.0.1:9", token: "secret", state: "running" });
+  await t.admin.addIntern({ orgId, id: "asleep", endpoint: "http://127.0.0.1:9", token: "secret", state: "suspended" });
+  const outsider = await t.admin.createOrganization({ name: "Outsider" });
+  const outsiderMember = await t.admin.addMember({ orgId: outsider.id, email: "o@example.com", role: "org:admin" });
+  outsiderKey = (await t.admin.createKey({ orgId: outsider.id, memberId: outsiderMember.id })).key;
+  const leaver = await t.admin.addMember({ orgId, email: "leaver@example.com", role: "org:member" });
+  departedKey = (await t.admin.createKey({ orgId, memberId: leaver.id })).key;
+  grantedDepartedKey = (await t.admin.createKey({ orgId, memberId: leaver.id, grant: true })).key;
+  await t.admin.removeMember({ orgId, memberId: leaver.id });
+});
+afterAll(() => t?.close());
+
+describe("chat refusals before the stream opens", () => {
+  it("401 without metadata for a missing or invalid key", async () => {
+    for (const key of [null, "sb-v1-wrong"]) {
+      const { status, body } = await post(prompt, key);
+      expect(status).toBe(401);
+      expect(body).toEqual({ error: { code: 401, message: "The API key is invalid or missing." } });
+    }
+  });
+
+  it("404 without metadata for callers outside the programme, on every /interns path", async () => {
+    const { status, body } = await post(prompt, outsiderKey);
+    expect(status).toBe(404);
+    expect(body.error.metadata).toBeUndefined();
+    await t.admin.setProgrammeMembership({ orgId: t.tenant.organization_id, member: false });
+    try {
+      const own = await post(prompt);
+      expect(own.status).toBe(404);
+      expect(own.body.error.metadata).toBeUndefined();
+    } finally {
+      await t.admin.setProgrammeMembership({ orgId: t.tenant.organization_id, member: true });
+    }
+  });
+
+  it("403 without metadata when the key's creator left and it holds no grant", async () => {
+    const { status, body } = await post(prompt, departedKey);
+    expect(status).toBe(403);
+    expect(body.error.metadata).toBeUndefined();
+    // With a grant the key still works: it gets as far as the intern.
+    expect((await post(prompt, grantedDepartedKey, "nobody")).status).toBe(404);
+  });
+
+  it.each([
+    ["messages missing", { stream: true }],
+    ["messages empty", { messages: [], stream: true }],
+    ["stream absent", { messages: [{ role: "user", content: "x" }] }],
+    ["stream false", { messages: [{ role: "user", content: "x" }], stream: false }],
+    ["stream not a boolean", { messages: [{ role: "user", content: "x" }], stream: "true" }],
+    ["unknown role", { messages: [{ role: "robot", content: "x" }], stream: true }],
+    ["user content null", { messages: [{ role: "user", content: null }], stream: true }],
+    ["content a number", { messages: [{ role: "user", content: 5 }], stream: true }],
+    ["image part", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }], stream: true }],
+    ["prompt too long", { messages: [{ role: "user", content: "x".repeat(32_001) }], stream: true }],
+    ["empty prompt", { messages: [{ role: "user", content: "" }], stream: true }],
+    ["bad approval_mode", { ...prompt, approval_mode: "auto" }],
+    ["model empty", { ...prompt, model: "" }],
+    ["model too long", { ...prompt, model: "m".repeat(257) }],
+    ["session_id too long", { ...prompt, session_id: "s".repeat(257) }],
+    ["tool without session_id", { messages: [{ role: "tool", content: "allow_once", tool_call_id: "i1" }], stream: true }],
+    ["tool without tool_call_id", { messages: [{ role: "tool", content: "allow_once" }], stream: true, session_id: "s" }],
+    ["tool_call_id too long", { messages: [{ role: "tool", content: "allow_once", tool_call_id: "i".repeat(129) }], stream: true, session_id: "s" }],
+    [
+      "echoed tool call without function",
+      { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "i1", type: "function" }] }, { role: "tool", content: "allow_once", tool_call_id: "i1" }], stream: true, session_id: "s" },
+    ],
+    [
+      "echoed arguments not a string",
+      {
+        messages: [
+          { role: "assistant", content: null, tool_calls: [{ id: "i1", type: "function", function: { name: "service.provide_input", arguments: {} } }] },
+          { role: "tool", content: "allow_once", tool_call_id: "i1" },
+        ],
+        stream: true,
+        session_id: "s",
+      },
+    ],
+    ["last message assistant", { messages: [{ role: "assistant", content: "hi" }], stream: true }],
+    ["body an array", [1, 2]],
+  ])("400 bad_request: %s", async (_name, body) => {
+    const { status, body: envelope } = await post(body);
+    expect(status).toBe(400);
+    expect(envelope.error).toMatchObject({ code: 400, metadata: { reason: "bad_request", retryable: false } });
+  });
+
+  it("400 for malformed JSON, with the envelope", async () => {
+    const { status, body } = await post(undefined, t.tenant.api_key, "unreachable", "{not json");
+    expect(status).toBe(400);
+    expect(body.error.metadata.reason).toBe("bad_request");
+  });
+
+  it("413 payload_too_large above 1 MiB", async () => {
+    const { status, body } = await post({ ...prompt, padding: "x".repeat(1024 * 1024) });
+    expect(status).toBe(413);
+    expect(body.error).toMatchObject({ code: 413, metadata: { reason: "payload_too_large" } });
+  });
+
+  it("ignores unknown fields such as temperature and tools", async () => {
+    const { status } = await post({ ...prompt, temperature: 0.2, tools: [{ type: "function" }] }, t.tenant.api_key, "nobody");
+    expect(status).toBe(404);
+  });
+
+  it("404 not_found for an intern of another organization or none", async () => {
+    const { status, body } = await post(prompt, t.tenant.api_key, "nobody");
+    expect(status).toBe(404);
+    expect(body.error.metadata.reason).toBe("not_found");
+  });
+
+  it("409 intern_not_ready for an intern that is not running", async () => {
+    const { status, body } = await post(prompt, t.tenant.api_key, "asleep");
+    expect(status).toBe(409);
+    expect(body.error.metadata.reason).toBe("intern_not_ready");
+  });
+
+  it("502 intern_unreachable when the host is down, then 429 rate_limited with Retry-After", async () => {
+    // A member of its own, so no other test's turns count.
+    const member = await t.admin.addMember({ orgId: t.tenant.organization_id, email: "limited@example.com", role: "org:member" });
+    const key = (await t.admin.createKey({ orgId: t.tenant.organization_id, memberId: member.id })).key;
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 4; i++) {
+      last = await post(prompt, key);
+      statuses.push(last.status);
+    }
+    expect(statuses.slice(0, 3)).toEqual([502, 502, 502]);
+    expect(last!.status).toBe(429);
+    expect(last!.body.error.metadata).toEqual({ reason: "rate_limited", retryable: true });
+    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("gives gRPC callers the same refusals as a status with the error detail", async () => {
+    const client = createClient(InternChatService, grpcTransportFor(t.grpcUrl, t.tenant.api_key));
+    const error = await (async () => {
+      for await (const _ of client.createChatCompletion({ internId: "asleep", stream: true, messages: [{ role: "user", content: { kind: { case: "stringValue", value: "x" } } }] }));
+    })().catch((e: unknown) => ConnectError.from(e));
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(Code.FailedPrecondition);
+    expect((error as ConnectError).findDetails(ErrorDetailSchema)[0]).toMatchObject({ httpStatus: 409, reason: "intern_not_ready" });
+  });
+});
+
+describe("bridge framing", () => {
+  it("answers an unknown /api/v1 path with the 404 envelope", async () => {
+    const response = await fetch(`${t.httpUrl}/api/v1/nothing/here`);
+    expect(response.status).toBe(404);
+    expect((await response.json()).error).toMatchObject({ code: 404, metadata: { reason: "not_found" } });
+  });
+});
