@@ -35,7 +35,7 @@ export function lockDataDir(dir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const holder = Number.parseInt(readFileSync(path, "utf8"), 10);
-      if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) throw new DataDirLockedError(dir, holder);
+      if (Number.isInteger(holder) && isAlive(holder)) throw new DataDirLockedError(dir, holder);
       rmSync(path, { force: true });
     }
   }
