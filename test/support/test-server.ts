@@ -8,6 +8,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { AdminService } from "../../src/gen/switchboard/admin/v1/admin_pb.js";
 import { loadServerConfig, type ServerConfig } from "../../src/server/config.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
+import { createLogger } from "../../src/server/logger.js";
 import type { BootstrapTenant } from "../../src/server/bootstrap.js";
 
 /** PostgreSQL the suite runs against when SWITCHBOARD_TEST_STORE=postgres. */
@@ -49,7 +50,11 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 }
 
 /** Starts a server on ports chosen by the OS and the store under test. */
-export async function startTestServer(env: Record<string, string> = {}, overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  overrides: Partial<ServerConfig> = {},
+  logStream?: NodeJS.WritableStream,
+): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-test-"));
   const database = process.env.SWITCHBOARD_TEST_STORE === "postgres" ? await createTestDatabase() : undefined;
   const config = {
@@ -58,7 +63,8 @@ export async function startTestServer(env: Record<string, string> = {}, override
     shutdownGraceMs: 1_000,
     ...overrides,
   };
-  const server = await startServer(config, pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }));
+  const logger = logStream ? createLogger("debug", logStream) : pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const server = await startServer(config, logger);
   if (!server.bootstrap) throw new Error("the test store was not empty");
   const adminTransport = createConnectTransport({
     baseUrl: server.httpUrl,
