@@ -43,6 +43,9 @@ export interface EspeakEngine extends SpeechEngine {
  */
 export function createEspeakEngine(options: EspeakEngineOptions = {}): EspeakEngine {
   const maxSegmentChars = options.maxSegmentChars ?? 250;
+  if (!Number.isInteger(maxSegmentChars) || maxSegmentChars < 20) {
+    throw new RangeError(`maxSegmentChars must be an integer of at least 20, got ${maxSegmentChars}`);
+  }
   const pool = createEspeakPool(options);
   let catalogue: Promise<EspeakVoiceCatalogue> | undefined;
 

@@ -53,9 +53,11 @@ export function createEspeakVoiceCatalogue(
   const variantByName = new Map(variants.map((name) => [name.toLowerCase(), name]));
 
   function refuse(voice: string): never {
+    // The voice is caller input of any length; echo only enough to recognise it.
+    const shown = voice.length > 64 ? `${voice.slice(0, 64)}…` : voice;
     throw new SpeechProviderError(
       "bad_request",
-      `Unknown voice '${voice}' for local/espeak-ng. Use an OpenAI voice (${[...openAiVoices.keys()].join(", ")}), ` +
+      `Unknown voice '${shown}' for local/espeak-ng. Use an OpenAI voice (${[...openAiVoices.keys()].join(", ")}), ` +
         `an eSpeak NG language such as en-us, en, fr, de or es (${languageByName.size} available), ` +
         `optionally with a variant such as en-us+f3 or fr+m2.`,
     );
