@@ -14,6 +14,8 @@ export interface CatalogueEntry {
   readonly message: string;
   /** Whether the same request can succeed later. */
   readonly retryable: boolean;
+  /** Default Retry-After, in seconds, for refusals that clear by themselves. */
+  readonly retryAfterSeconds?: number;
 }
 
 /**
@@ -34,7 +36,7 @@ export const errorCatalogue = {
   not_found: { status: 404, grpc: Code.NotFound, reason: "not_found", message: "Not found.", retryable: false },
   interaction_unknown: { status: 404, grpc: Code.NotFound, reason: "interaction_unknown", message: "No pending question has this tool_call_id in this session.", retryable: false },
   intern_not_ready: { status: 409, grpc: Code.FailedPrecondition, reason: "intern_not_ready", message: "The intern is not running.", retryable: true },
-  session_busy: { status: 409, grpc: Code.Aborted, reason: "busy", message: "Another turn is running in this session.", retryable: true },
+  session_busy: { status: 409, grpc: Code.Aborted, reason: "busy", message: "Another turn is running in this session.", retryable: true, retryAfterSeconds: 1 },
   interaction_not_pending: { status: 409, grpc: Code.FailedPrecondition, reason: "interaction_not_pending", message: "The question is no longer waiting for an answer.", retryable: false },
   attachment_conflict: { status: 409, grpc: Code.Aborted, reason: "attachment_failed", message: "Another request is already attached to the run.", retryable: true },
   attachment_expired: { status: 410, grpc: Code.FailedPrecondition, reason: "attachment_failed", message: "The run produced more output than the intern retains, so the paused stream cannot be resumed.", retryable: false },
@@ -48,7 +50,7 @@ export const errorCatalogue = {
   turn_failed: { status: 502, grpc: Code.Unavailable, reason: "turn_failed", message: "The intern failed the turn.", retryable: true },
   stream_severed: { status: 502, grpc: Code.Unavailable, reason: "stream_severed", message: "The connection to the intern was lost.", retryable: true },
   provider_error: { status: 502, grpc: Code.Unavailable, reason: "provider_error", message: "The provider returned an error.", retryable: true },
-  host_busy: { status: 503, grpc: Code.Unavailable, reason: "busy", message: "The intern cannot hold another run open across a question now; retry later.", retryable: true },
+  host_busy: { status: 503, grpc: Code.Unavailable, reason: "busy", message: "The intern cannot hold another run open across a question now; retry later.", retryable: true, retryAfterSeconds: 5 },
   service_unavailable: { status: 503, grpc: Code.Unavailable, reason: "service_unavailable", message: "Service temporarily unavailable.", retryable: true },
   timeout: { status: 504, grpc: Code.DeadlineExceeded, reason: "timeout", message: "The intern did not answer within the request budget.", retryable: true },
   provider_timeout: { status: 524, grpc: Code.DeadlineExceeded, reason: "timeout", message: "The request to the provider timed out.", retryable: true },
@@ -75,7 +77,7 @@ export function catalogueError(name: ErrorName, message?: string, options: Catal
     httpStatus: entry.status,
     reason: entry.reason,
     retryable: entry.retryable,
-    retryAfterSeconds: options.retryAfterSeconds ?? 0,
+    retryAfterSeconds: options.retryAfterSeconds ?? entry.retryAfterSeconds ?? 0,
   });
   return new ConnectError(message ?? entry.message, entry.grpc, undefined, [{ desc: ErrorDetailSchema, value: detail }], options.cause);
 }
