@@ -140,4 +140,16 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption("--org <org>")
     .requiredOption("--usd <amount>", "balance in USD", usd)
     .action(async (o, c: Command) => run(c, async (client) => (await client.setCredits({ orgId: o.org, usd: o.usd }), {})));
+
+  admin
+    .command("webhook")
+    .description("video webhooks")
+    .command("set")
+    .description("set the signing secret and default callback URL (an empty value clears one)")
+    .requiredOption("--org <org>")
+    .option("--secret <secret>", "HMAC-SHA256 signing secret, 16 to 256 characters")
+    .option("--callback-url <url>", "HTTPS URL for jobs submitted without callback_url")
+    .action(async (o, c: Command) =>
+      run(c, async (client) => (await client.setWebhookSettings({ orgId: o.org, signingSecret: o.secret, callbackUrl: o.callbackUrl }), {})),
+    );
 }

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerAdminCommands } from "./admin-command.js";
+import { registerInternHostCommand } from "./intern-host-command.js";
 import { registerServeCommand } from "./serve-command.js";
 
 /** The `switchboard` command: one sub-command per deployable or operator task. */
@@ -7,5 +8,6 @@ const program = new Command("switchboard").description("Switchboard API server, 
   // `admin --token` (admin token) and `admin intern add --token` (host token) differ.
   .enablePositionalOptions();
 registerServeCommand(program);
+registerInternHostCommand(program);
 registerAdminCommands(program);
 await program.parseAsync(process.argv);

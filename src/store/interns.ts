@@ -35,6 +35,11 @@ export function createInterns(db: Queryable) {
       const row = rows[0];
       return row && { orgId: row.org_id, id: row.id, endpoint: row.endpoint, hostToken: row.host_token, state: row.state };
     },
+    /** Points an intern at a (new) host endpoint; false when it does not exist. */
+    async setEndpoint(orgId: string, id: string, endpoint: string, hostToken: string): Promise<boolean> {
+      const rows = await db.query("UPDATE interns SET endpoint = $3, host_token = $4 WHERE org_id = $1 AND id = $2 RETURNING id", [orgId, id, endpoint, hostToken]);
+      return rows.length > 0;
+    },
     /**
      * Sets the state of the intern `id`, in `orgId` when given; returns how
      * many interns matched (more than one means the id is ambiguous).
