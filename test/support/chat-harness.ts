@@ -55,7 +55,7 @@ export interface ChatHarness {
   /** POSTs a chat body and reads the whole response. */
   chat(body: object, options?: { key?: string; signal?: AbortSignal; internId?: string }): Promise<ChatResult>;
   /** Starts a chat and returns the raw response (for disconnect tests). */
-  open(body: object, options?: { key?: string; signal?: AbortSignal }): Promise<Response>;
+  open(body: object, options?: { key?: string; signal?: AbortSignal; internId?: string }): Promise<Response>;
   close(): Promise<void>;
 }
 
