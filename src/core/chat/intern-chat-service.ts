@@ -28,6 +28,11 @@ export interface InternChatServiceOptions {
   requestTimeoutMs: number;
   /** `<namespace>.provide_input` and `<namespace>/intern`. */
   namespace: string;
+  /**
+   * Aborted when a shutdown's grace period is over: open streams end with a
+   * well-formed `stream_severed` ending instead of a cut connection.
+   */
+  drainSignal?: AbortSignal;
 }
 
 const keepalive = create(CreateChatCompletionResponseSchema, { event: { case: "keepalive", value: {} } });
@@ -75,9 +80,13 @@ async function* relayRun(
   first: RunEvent,
   events: AsyncIterator<{ event?: RunEvent }>,
   chunks: ChunkBuilder,
-  options: { heartbeatMs: number; signal: AbortSignal },
+  options: { heartbeatMs: number; signal: AbortSignal; drainSignal?: AbortSignal },
 ): AsyncGenerator<CreateChatCompletionResponse> {
   let sessionId = first.kind.case === "started" ? first.kind.value.sessionId : undefined;
+  const drained = new Promise<"drain">((resolve) => {
+    if (options.drainSignal?.aborted) resolve("drain");
+    options.drainSignal?.addEventListener("abort", () => resolve("drain"), { once: true });
+  });
   yield chunkEvent(chunks.role());
   let lastWrite = Date.now();
   let pending: RunEvent | undefined = first;
@@ -85,14 +94,14 @@ async function* relayRun(
     let event = pending;
     pending = undefined;
     if (!event) {
-      let result: IteratorResult<{ event?: RunEvent }> | "tick";
+      let result: IteratorResult<{ event?: RunEvent }> | "tick" | "drain";
       try {
         const next = events.next();
         for (;;) {
           let timer: NodeJS.Timeout | undefined;
           const wait = Math.max(0, options.heartbeatMs - (Date.now() - lastWrite));
           const tick = new Promise<"tick">((resolve) => (timer = setTimeout(() => resolve("tick"), wait)));
-          result = await Promise.race([next, tick]).finally(() => clearTimeout(timer));
+          result = await Promise.race([next, tick, drained]).finally(() => clearTimeout(timer));
           if (result !== "tick") break;
           yield keepalive;
           lastWrite = Date.now();
@@ -101,6 +110,11 @@ async function* relayRun(
         // A caller that went away is promised no final event.
         if (options.signal.aborted) return;
         yield chunkEvent(chunks.error(describeError(hostStreamBreakToCallerError(error))));
+        yield chunkEvent(chunks.final(sessionId, undefined));
+        return;
+      }
+      if (result === "drain") {
+        yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed", "The server is shutting down; the stream was closed."))));
         yield chunkEvent(chunks.final(sessionId, undefined));
         return;
       }
@@ -169,7 +183,7 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
         const events = openHostStream(options.hosts.get(intern.endpoint), turn, intern.hostToken, abort.signal);
         const first = await firstEvent(events, options.requestTimeoutMs, abort);
         const chunks = createChunkBuilder({ model: turn.model ?? `${options.namespace}/intern`, toolName: `${options.namespace}.provide_input` });
-        for await (const response of relayRun(first, events, chunks, { heartbeatMs: options.heartbeatMs, signal: context.signal })) {
+        for await (const response of relayRun(first, events, chunks, { heartbeatMs: options.heartbeatMs, signal: context.signal, drainSignal: options.drainSignal })) {
           if (response.event.case === "chunk" && response.event.value.final) terminated = true;
           yield response;
         }
