@@ -1,8 +1,6 @@
 import type { PermissionOptionKind, RequestPermissionRequest, RequestPermissionResponse } from "@agentclientprotocol/sdk/unstable";
 import { catalogueError } from "../core/error-catalogue.js";
-
-/** The permission answer that cancels the run instead of choosing an option. */
-export const cancelAnswer = "cancel";
+import { cancelAnswer } from "./run.js";
 
 /** The `arguments` object of a permission interaction, as the spec shows it. */
 export interface PermissionArguments {

@@ -1,0 +1,68 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { InternHostRoutesOptions } from "./host-options.js";
+import { createInternHostRoutes } from "./intern-host-routes.js";
+
+/** Options of `switchboard intern-host`: the host's own options plus where to listen. */
+export interface InternHostOptions extends InternHostRoutesOptions {
+  /** Interface to bind (`--listen HOST:PORT`); default 127.0.0.1. */
+  host?: string;
+  /** Port to bind; 0 picks a free one (see `RunningInternHost.port`). */
+  port: number;
+}
+
+/** A listening intern host. */
+export interface RunningInternHost {
+  /** `http://host:port`, for gRPC, Connect and gRPC-Web clients over HTTP/2 cleartext. */
+  readonly url: string;
+  readonly port: number;
+  /** Ends every run, terminates the agent and closes the listener and its connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `switchboard intern-host`: InternHostService over cleartext HTTP/2
+ * (gRPC, Connect and gRPC-Web), in front of one ACP agent. The agent is
+ * started right away but not awaited: the host comes up even while its agent
+ * cannot, reports it in GetHostStatus, and keeps retrying with backoff.
+ */
+export async function startInternHost(options: InternHostOptions): Promise<RunningInternHost> {
+  const host = createInternHostRoutes(options);
+  const server = http2.createServer(connectNodeAdapter({ routes: host.routes }));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  const hostname = options.host ?? "127.0.0.1";
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, hostname, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  host.startAgent().catch((error: unknown) => options.logger?.error({ err: String(error) }, "agent did not start; retrying with backoff"));
+  const { port } = server.address() as AddressInfo;
+  const urlHost = hostname.includes(":") ? `[${hostname}]` : hostname;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    async close() {
+      await host.close();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Let streams flush their terminal events, then drop connections that idle on.
+      for (const session of sessions) session.close();
+      const force = setTimeout(() => {
+        for (const session of sessions) session.destroy();
+      }, 1_000);
+      await closed.finally(() => clearTimeout(force));
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ConnectError } from "@connectrpc/connect";
+import { catalogueError } from "../../src/core/error-catalogue.js";
+import { createRun, type Interaction, type RunOptions } from "../../src/intern-host/run.js";
+import { errorOf } from "./host-harness.js";
+
+/**
+ * The attachment rules at the level of one run: through gRPC a second reader
+ * can only race the first one's `paused`, so it is pinned down here.
+ */
+function makeRun(overrides: Partial<RunOptions> = {}) {
+  const shown: Interaction[] = [];
+  const cancelTurn = vi.fn();
+  const run = createRun({
+    sessionId: "session-1",
+    approvalMode: "manual",
+    replayBytes: 1_000_000,
+    interactionDeadlineMs: 1_000,
+    mayPause: () => true,
+    cancelTurn,
+    onInteractionShown: (interaction) => shown.push(interaction),
+    onEnded: () => undefined,
+    ...overrides,
+  });
+  const ask = () =>
+    run.ask({
+      kind: "permission",
+      arguments: { kind: "permission", operation: "op", options: ["allow_once"] },
+      resolve: (answer) => {
+        if (answer !== "allow_once") throw catalogueError("bad_request");
+        return "approved";
+      },
+      cancelled: "cancelled",
+      withdrawn: new AbortController().signal,
+    });
+  return { run, shown, ask, cancelTurn };
+}
+
+function refusal(call: () => unknown) {
+  try {
+    call();
+  } catch (error) {
+    if (error instanceof ConnectError) return errorOf(error);
+    throw error;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("run attachment", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("refuses a second reader with attachment_failed 409 while the first is attached", async () => {
+    const { run, shown, ask } = makeRun();
+    const signal = new AbortController().signal;
+    const first = run.firstStream(signal);
+    run.append({ case: "content", value: "hello" });
+    const answered = ask();
+    expect((await first.next()).value?.kind.case).toBe("started");
+    expect((await first.next()).value?.kind.case).toBe("content");
+    expect((await first.next()).value?.kind.case).toBe("interaction");
+    expect(refusal(() => run.answer(shown[0], "allow_once", signal))).toMatchObject({ status: 409, reason: "attachment_failed" });
+    expect((await first.next()).value?.kind.case).toBe("paused");
+    expect((await first.next()).done).toBe(true);
+    const second = run.answer(shown[0], "allow_once", signal);
+    await expect(answered).resolves.toBe("approved");
+    expect((await second.next()).value?.kind.case).toBe("started");
+    run.finish("end_turn", undefined, undefined);
+    expect((await second.next()).value?.kind.case).toBe("finished");
+  });
+
+  it("keeps the deadline of a question when an answer is refused", async () => {
+    vi.useFakeTimers();
+    const { run, shown, ask, cancelTurn } = makeRun();
+    const signal = new AbortController().signal;
+    const first = run.firstStream(signal);
+    const answered = ask();
+    const kinds: string[] = [];
+    for await (const event of first) kinds.push(event.kind.case!);
+    expect(kinds).toEqual(["started", "interaction", "paused"]);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(refusal(() => run.answer(shown[0], "reject_always", signal))).toMatchObject({ status: 400, reason: "bad_request" });
+    await vi.advanceTimersByTimeAsync(399);
+    expect(run.cancelling).toBe(false);
+    expect(shown[0].state).toBe("shown");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(run.cancelling).toBe(true);
+    expect(cancelTurn).toHaveBeenCalledOnce();
+    await expect(answered).resolves.toBe("cancelled");
+    expect(refusal(() => run.answer(shown[0], "allow_once", signal))).toMatchObject({ status: 409, reason: "interaction_not_pending" });
+    run.finish("cancelled", undefined, undefined);
+    expect(run.ended).toBe(true);
+  });
+
+  it("ends a run whose agent never confirms a cancellation after a grace period", async () => {
+    vi.useFakeTimers();
+    const { run } = makeRun();
+    run.append({ case: "content", value: "x" });
+    run.cancel("stop");
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(run.ended).toBe(true);
+    const kinds: string[] = [];
+    for await (const event of run.firstStream(new AbortController().signal)) kinds.push(event.kind.case!);
+    expect(kinds).toEqual(["started", "content", "failed"]);
+  });
+});
