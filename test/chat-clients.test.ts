@@ -20,13 +20,14 @@ const text = (value: string) => ({ kind: { case: "stringValue" as const, value }
 describe("the openai package", () => {
   it("streams content, an interaction tool call, and session_id on the final chunk; the answer continues the run", async () => {
     const client = new OpenAI({ baseURL: `${h.t.httpUrl}/api/v1/interns/${h.internId}`, apiKey: h.t.tenant.api_key, maxRetries: 0 });
-    const stream = await client.chat.completions.create({
+    // Switchboard's own members ride in the same body; the package passes them through.
+    const prompt: OpenAI.Chat.ChatCompletionCreateParamsStreaming & { approval_mode: string } = {
       model: "gpt-intern",
       stream: true,
       messages: [{ role: "user", content: "say from openai\npermission Ship allow_once,reject_once\nsay shipped" }],
-      // @ts-expect-error Switchboard's own member, passed through the body.
       approval_mode: "manual",
-    });
+    };
+    const stream = await client.chat.completions.create(prompt);
     let content = "";
     let toolCall: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall | undefined;
     let finish: string | null | undefined;
@@ -43,16 +44,16 @@ describe("the openai package", () => {
     expect(toolCall?.function?.name).toBe("openrouter.provide_input");
     expect(sessionId).toEqual(expect.any(String));
 
-    const answer = await client.chat.completions.create({
+    const reply: OpenAI.Chat.ChatCompletionCreateParamsStreaming & { session_id: string } = {
       model: "gpt-intern",
       stream: true,
       messages: [
         { role: "assistant", content: null, tool_calls: [{ id: toolCall!.id!, type: "function", function: { name: toolCall!.function!.name!, arguments: toolCall!.function!.arguments! } }] },
         { role: "tool", tool_call_id: toolCall!.id!, content: "allow_once" },
       ],
-      // @ts-expect-error Switchboard's own member.
-      session_id: sessionId,
-    });
+      session_id: sessionId!,
+    };
+    const answer = await client.chat.completions.create(reply);
     let rest = "";
     for await (const chunk of answer) rest += chunk.choices[0]?.delta?.content ?? "";
     expect(rest).toBe("permission=allow_once-firstshipped");
