@@ -1,0 +1,78 @@
+import type { FastifyInstance } from "fastify";
+import { fromJson, type JsonObject } from "@bufbuild/protobuf";
+import { createClient, type Transport } from "@connectrpc/connect";
+import { CreateSpeechRequestSchema, SpeechService, type SpeechStart, type StreamSpeechResponse } from "../gen/switchboard/v1/speech_pb.js";
+import { catalogueError } from "../core/error-catalogue.js";
+import { speechLimits } from "../core/speech/speech-limits.js";
+import { createAudioStreamWriter } from "./audio-stream-writer.js";
+import { forwardedHeaders } from "./forwarded-headers.js";
+import { sendError } from "./send-error.js";
+
+/** Maps the JSON body onto the request message; shape errors are 400s. */
+function speechRequestFromJson(body: unknown) {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw catalogueError("bad_request", "The request body must be a JSON object.");
+  try {
+    return fromJson(CreateSpeechRequestSchema, body as JsonObject, { ignoreUnknownFields: true });
+  } catch (error) {
+    throw catalogueError("bad_request", `Invalid request body: ${(error as Error).message}`);
+  }
+}
+
+/** The core opens every stream with `start`; anything else is a broken contract, not the caller's fault. */
+async function startOf(events: AsyncIterator<StreamSpeechResponse>): Promise<SpeechStart> {
+  const first = await events.next();
+  if (first.done || first.value.event.case !== "start") throw catalogueError("internal", "The speech stream did not start.");
+  return first.value.event.value;
+}
+
+/**
+ * POST /audio/speech → SpeechService.StreamSpeech as a raw audio body.
+ * Nothing is written until the core's `start` (sent once the engine has
+ * produced audio) or its refusal, so refusals are JSON envelopes; after that
+ * the body is the audio, and a failure cuts the connection (a truncated
+ * chunked body), the only signal left once a 200 is out.
+ */
+export function registerSpeechRoute(app: FastifyInstance, transport: Transport): void {
+  const client = createClient(SpeechService, transport);
+  // The body limit is the core's: cloning references need more than the surface's 1 MiB.
+  app.post("/audio/speech", { bodyLimit: speechLimits.bodyBytes }, async (request, reply) => {
+    const abort = new AbortController();
+    // reply.raw, not request.raw, tells a departed client (DESIGN §9); it stops the engine.
+    const onClose = () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    };
+    reply.raw.on("close", onClose);
+    let events: AsyncIterator<StreamSpeechResponse>;
+    let start: SpeechStart;
+    try {
+      const message = speechRequestFromJson(request.body);
+      events = client.streamSpeech({ request: message }, { signal: abort.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
+      start = await startOf(events);
+    } catch (error) {
+      reply.raw.off("close", onClose);
+      abort.abort();
+      return sendError(reply, error);
+    }
+    reply.hijack();
+    const audio = createAudioStreamWriter(reply.raw);
+    audio.open(start.contentType, { "x-generation-id": start.generationId, "x-request-id": request.id });
+    let completed = false;
+    try {
+      for (let result = await events.next(); !result.done; result = await events.next()) {
+        if (result.value.event.case === "audio" && !(await audio.write(result.value.event.value))) break;
+      }
+      completed = !abort.signal.aborted;
+      if (completed) audio.end();
+    } catch (error) {
+      request.log.info({ err: abort.signal.aborted ? undefined : error, generation_id: start.generationId }, "speech stream ended early");
+      reply.raw.destroy();
+    } finally {
+      reply.raw.off("close", onClose);
+      if (!completed) {
+        // Abort and close the call, so the core lets go of the engine however the body ended.
+        abort.abort();
+        await events.return?.().catch(() => undefined);
+      }
+    }
+  });
+}
