@@ -20,8 +20,10 @@ export interface RateLimiterOptions {
  */
 export function createRateLimiter(options: RateLimiterOptions) {
   const common = { keyPrefix: `switchboard:rl:${options.name}`, points: options.points, duration: options.durationSeconds };
+  // When Redis is unreachable each replica falls back to counting in memory:
+  // limits loosen by the number of replicas for a while, but turns keep working.
   const limiter: RateLimiterAbstract = options.redis
-    ? new RateLimiterRedis({ ...common, storeClient: options.redis, useRedisPackage: false })
+    ? new RateLimiterRedis({ ...common, storeClient: options.redis, useRedisPackage: false, insuranceLimiter: new RateLimiterMemory(common) })
     : new RateLimiterMemory(common);
   return {
     /** Counts one request for `subject`; throws 429 when over the limit. */
