@@ -167,6 +167,38 @@ describe("chat refusals before the stream opens", () => {
   });
 });
 
+describe("chat refusals over gRPC", () => {
+  const refusalOf = async (key: string | undefined, internId = "unreachable") => {
+    const client = createClient(InternChatService, grpcTransportFor(t.grpcUrl, key));
+    return (async () => {
+      for await (const _ of client.createChatCompletion({ internId, stream: true, messages: [{ role: "user", content: { kind: { case: "stringValue", value: "x" } } }] }));
+    })().then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+  };
+
+  it.each([
+    ["no key", () => undefined, Code.Unauthenticated, 401, ""],
+    ["outside the programme", () => outsiderKey, Code.NotFound, 404, ""],
+    ["departed creator", () => departedKey, Code.PermissionDenied, 403, ""],
+  ])("%s: the same status and detail as over HTTP", async (_name, key, code, status, reason) => {
+    const error = await refusalOf(key());
+    expect(error?.code).toBe(code);
+    expect(error?.findDetails(ErrorDetailSchema)[0]).toMatchObject({ httpStatus: status, reason });
+  });
+
+  it("bad_request and not_found carry their reasons", async () => {
+    const client = createClient(InternChatService, grpcTransportFor(t.grpcUrl, t.tenant.api_key));
+    const invalid = await (async () => {
+      for await (const _ of client.createChatCompletion({ internId: "unreachable", messages: [] }));
+    })().catch((e: unknown) => ConnectError.from(e));
+    expect((invalid as ConnectError).findDetails(ErrorDetailSchema)[0]).toMatchObject({ httpStatus: 400, reason: "bad_request" });
+    const missing = await refusalOf(t.tenant.api_key, "nobody");
+    expect(missing?.findDetails(ErrorDetailSchema)[0]).toMatchObject({ httpStatus: 404, reason: "not_found" });
+  });
+});
+
 describe("bridge framing", () => {
   it("answers an unknown /api/v1 path with the 404 envelope", async () => {
     const response = await fetch(`${t.httpUrl}/api/v1/nothing/here`);
