@@ -12,6 +12,8 @@ const benches: BenchEntry[] = [
   { name: "members-throughput", module: "./members-throughput.ts" },
   { name: "intern-host-throughput", module: "./intern-host-throughput.ts" },
   { name: "speech-synthesis", module: "./speech-synthesis.ts" },
+  { name: "video-queue", module: "./video-queue.ts" },
+  { name: "chat-path", module: "./chat-path.ts" },
 ];
 
 const only = process.argv.slice(2);

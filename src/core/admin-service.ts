@@ -1,5 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../gen/switchboard/admin/v1/admin_pb.js";
+import { parseOutboundUrl } from "../providers/webhook/index.js";
 import { internStates, type InternState } from "../store/interns.js";
 import type { Store } from "../store/store.js";
 import { catalogueError } from "./error-catalogue.js";
@@ -95,6 +96,24 @@ export function createAdminService(store: Store, keys: KeyCache): ServiceImpl<ty
     async setCredits(request) {
       if (!Number.isFinite(request.usd) || request.usd < 0) throw catalogueError("bad_request", "usd must be a number of at least 0.");
       if (!(await store.organizations.setCredits(required(request.orgId, "org_id"), request.usd))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
+      return {};
+    },
+    async setWebhookSettings(request) {
+      const secret = request.signingSecret;
+      if (secret && (secret.length < 16 || secret.length > 256)) throw catalogueError("bad_request", "signing_secret must be 16 to 256 characters.");
+      if (request.callbackUrl) {
+        try {
+          parseOutboundUrl(request.callbackUrl);
+        } catch (error) {
+          throw catalogueError("bad_request", `callback_url: ${(error as Error).message}`);
+        }
+      }
+      // An empty string clears a setting; an absent one keeps it.
+      const settings = {
+        ...(secret !== undefined && { signingSecret: secret || null }),
+        ...(request.callbackUrl !== undefined && { callbackUrl: request.callbackUrl || null }),
+      };
+      if (!(await store.organizations.setWebhookSettings(required(request.orgId, "org_id"), settings))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
       return {};
     },
   };

@@ -2,17 +2,27 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { InternChatService } from "../gen/switchboard/v1/chat_pb.js";
 import { AdminService } from "../gen/switchboard/admin/v1/admin_pb.js";
 import { OrganizationService } from "../gen/switchboard/v1/organization_pb.js";
+import { SpeechService } from "../gen/switchboard/v1/speech_pb.js";
+import { VideoService } from "../gen/switchboard/v1/video_pb.js";
 import type { Store } from "../store/store.js";
 import { createAdminService } from "./admin-service.js";
 import type { KeyCache } from "./key-cache.js";
 import { createOrganizationService } from "./organization-service.js";
 import { createInternChatService, type InternChatServiceOptions } from "./chat/intern-chat-service.js";
+import { speechLimits } from "./speech/speech-limits.js";
+import { createSpeechService, type SpeechServiceOptions } from "./speech/speech-service.js";
+import { videoLimits } from "./video/video-limits.js";
+import { createVideoService, type VideoServiceOptions } from "./video/video-service.js";
 
 /** What the core services are built from. */
 export interface CoreDependencies {
   store: Store;
   keys: KeyCache;
   chat: Omit<InternChatServiceOptions, "store">;
+  /** SpeechService; absent, the service is not served. */
+  speech?: Omit<SpeechServiceOptions, "store">;
+  /** VideoService; absent, the service is not served. */
+  video?: Omit<VideoServiceOptions, "store">;
   /** Further services (chat, speech, video), registered after the base ones. */
   extraRoutes?: readonly ((router: ConnectRouter) => void)[];
 }
@@ -23,6 +33,10 @@ export function createCoreRoutes(deps: CoreDependencies): (router: ConnectRouter
     router.service(OrganizationService, createOrganizationService(deps.store));
     router.service(AdminService, createAdminService(deps.store, deps.keys));
     router.service(InternChatService, createInternChatService({ ...deps.chat, store: deps.store }));
+    // Cloning references make speech requests larger than any other message: they get a read limit of their own.
+    if (deps.speech) router.service(SpeechService, createSpeechService({ ...deps.speech, store: deps.store }), { readMaxBytes: speechLimits.bodyBytes + 64 * 1024 });
+    // Frame images as data URIs make video requests larger than the surface's 1 MiB too.
+    if (deps.video) router.service(VideoService, createVideoService({ ...deps.video, store: deps.store }), { readMaxBytes: videoLimits.bodyBytes + 64 * 1024 });
     for (const register of deps.extraRoutes ?? []) register(router);
   };
 }

@@ -100,7 +100,8 @@ const statusOfCode: Record<Code, ErrorName> = {
   [Code.NotFound]: "not_found",
   [Code.AlreadyExists]: "bad_request",
   [Code.PermissionDenied]: "management_key_forbidden",
-  [Code.ResourceExhausted]: "rate_limited",
+  // Without a detail, only the Connect runtime's read limit raises this.
+  [Code.ResourceExhausted]: "payload_too_large",
   [Code.FailedPrecondition]: "bad_request",
   [Code.Aborted]: "session_busy",
   [Code.OutOfRange]: "bad_request",

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../store/store.js";
 
@@ -44,6 +44,8 @@ export async function bootstrapTenant(store: Store, dataDir: string): Promise<Bo
     management_key: managementKey.secret,
     intern_id: demoInternId,
   };
+  // On PostgreSQL nothing else has created DATA_DIR yet.
+  mkdirSync(dataDir, { recursive: true });
   writeFileSync(bootstrapPath(dataDir), JSON.stringify(tenant, null, 2) + "\n", { mode: 0o600 });
   return tenant;
 }

@@ -24,6 +24,22 @@ export interface ServerConfig {
   namespace: string;
   /** Run the bundled demo intern host in process (embedded store only). */
   embeddedInternHost: boolean;
+  /** Operator's models file (upstream speech and video models); unset, only the embedded models. */
+  modelsFile?: string;
+  /** Speech syntheses per member per minute. */
+  speechRequestsPerMinute: number;
+  /** Video submissions per member per minute. */
+  videoSubmitsPerMinute: number;
+  /** A video job not finished this long after submission expires. */
+  videoJobTtlSeconds: number;
+  /** How long a video worker's hold on a job lasts unrenewed: a crashed replica's jobs resume after it. */
+  videoJobLeaseSeconds: number;
+  /** Video jobs run at once on this replica; 0: API only (it still sweeps and delivers webhooks). */
+  videoWorkers: number;
+  /** Deliver webhooks to private, loopback and link-local addresses too. */
+  webhookAllowPrivate: boolean;
+  /** PEM file of extra CAs trusted for webhook destinations (a private PKI). */
+  webhookCaFile?: string;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -58,5 +74,27 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, flags: { 
     internRequestTimeoutMs: integer(env, "INTERN_REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
     namespace,
     embeddedInternHost: (env.EMBEDDED_INTERN_HOST ?? "1") !== "0",
+    modelsFile: env.MODELS_FILE ? resolve(env.MODELS_FILE) : undefined,
+    speechRequestsPerMinute: integer(env, "SPEECH_REQUESTS_PER_MINUTE", 120, 1, 1_000_000),
+    ...videoConfig(env),
+  };
+}
+
+// pg-boss refuses job expiries of 24 h or more, and a run's expiry is the time to live plus a minute.
+const maxVideoJobTtlSeconds = 23 * 3600;
+
+function videoConfig(env: NodeJS.ProcessEnv) {
+  const videoJobTtlSeconds = integer(env, "VIDEO_JOB_TTL_SECONDS", 3600, 2, maxVideoJobTtlSeconds);
+  const videoJobLeaseSeconds = integer(env, "VIDEO_JOB_LEASE_SECONDS", 30, 1, 600);
+  if (videoJobLeaseSeconds >= videoJobTtlSeconds) throw new Error("VIDEO_JOB_LEASE_SECONDS must be shorter than VIDEO_JOB_TTL_SECONDS.");
+  const allowPrivate = env.WEBHOOK_ALLOW_PRIVATE || "0";
+  if (allowPrivate !== "0" && allowPrivate !== "1") throw new Error("WEBHOOK_ALLOW_PRIVATE must be 0 or 1.");
+  return {
+    videoSubmitsPerMinute: integer(env, "VIDEO_SUBMITS_PER_MINUTE", 60, 1, 1_000_000),
+    videoJobTtlSeconds,
+    videoJobLeaseSeconds,
+    videoWorkers: integer(env, "VIDEO_WORKERS", 4, 0, 64),
+    webhookAllowPrivate: allowPrivate === "1",
+    webhookCaFile: env.WEBHOOK_CA_FILE ? resolve(env.WEBHOOK_CA_FILE) : undefined,
   };
 }

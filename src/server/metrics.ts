@@ -14,6 +14,7 @@ export function createMetrics() {
       registers: [registry],
     }),
     openStreams: new Gauge({ name: "switchboard_open_sse_streams", help: "SSE streams open on the bridge.", registers: [registry] }),
+    speechSyntheses: new Gauge({ name: "switchboard_speech_syntheses", help: "Speech syntheses holding an engine (worker or upstream socket).", registers: [registry] }),
     rpcErrors: new Counter({
       name: "switchboard_rpc_errors_total",
       help: "Errors returned by the core, by service, method and reason.",

@@ -18,16 +18,21 @@ import { createKeyCache } from "../core/key-cache.js";
 import { createInternHostClients } from "../core/chat/intern-host-clients.js";
 import { createRateLimiter } from "../core/rate-limiter.js";
 import { registerChatRoute } from "../bridge/chat-route.js";
+import { registerSpeechRoute } from "../bridge/speech-route.js";
+import { registerVideoRoutes } from "../bridge/video-routes.js";
+import { createSpeechModelRegistry, loadSpeechModels } from "../providers/speech/index.js";
 import { openStore, type Store } from "../store/store.js";
 import type { BridgeOptions } from "../bridge/bridge-plugin.js";
 import { resolveAdminToken } from "./admin-token.js";
 import { bootstrapTenant, isEmptyStore, type BootstrapTenant } from "./bootstrap.js";
 import type { ServerConfig } from "./config.js";
 import { createGrpcListener } from "./grpc-listener.js";
+import { startEmbeddedInternHost } from "./embedded-intern-host.js";
 import { createHealthService } from "./health-service.js";
 import { createHttpListener } from "./http-listener.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createReflectionService } from "./reflection-service.js";
+import { startVideo } from "./start-video.js";
 
 /** The protobuf files served through reflection. */
 const servedFiles: readonly DescFile[] = [
@@ -54,6 +59,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Time between draining streams and aborting every handler at shutdown. */
+const drainMarginMs = 500;
+
 /** Largest request body any route accepts; the chat route's own limit is 1 MiB. */
 const maxBodyBytes = 1024 * 1024;
 
@@ -66,15 +74,25 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     let bootstrap: BootstrapTenant | undefined;
     if ((embedded || config.bootstrap) && (await isEmptyStore(store))) bootstrap = await bootstrapTenant(store, config.dataDir);
 
+    const demoHost = embedded && config.embeddedInternHost ? await startEmbeddedInternHost(store, config.dataDir, logger) : undefined;
+    if (demoHost) cleanups.push(() => demoHost.close());
+
     const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined;
     if (redis) {
       await redis.connect();
       cleanups.push(() => redis.quit());
     }
     const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
+    const speechModels = createSpeechModelRegistry(await loadSpeechModels(config.modelsFile));
+    cleanups.push(() => speechModels.close());
+    const video = await startVideo(config, store, logger, redis);
+    cleanups.push(() => video.close());
     const metrics = createMetrics();
     const keys = createKeyCache((hash) => store.apiKeys.findByHash(hash), { ttlMs: 5_000, maxEntries: 50_000 });
     const interceptors: Interceptor[] = [createAuthInterceptor({ keys, adminToken })];
+    // At the end of the grace period open chat streams are drained (ended with
+    // a well-formed error chunk); a moment later every handler is aborted.
+    const drain = new AbortController();
     const shutdown = new AbortController();
     const routerOptions: ConnectRouterOptions = { interceptors, shutdownSignal: shutdown.signal, readMaxBytes: maxBodyBytes + 64 * 1024 };
 
@@ -87,7 +105,15 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         heartbeatMs: config.heartbeatMs,
         requestTimeoutMs: config.internRequestTimeoutMs,
         namespace: config.namespace,
+        drainSignal: drain.signal,
       },
+      speech: {
+        registry: speechModels,
+        limiter: createRateLimiter({ name: "speech", points: config.speechRequestsPerMinute, durationSeconds: 60, redis }),
+        logger: logger.child({ service: "speech" }),
+        onSynthesis: (open) => metrics.speechSyntheses.inc(open ? 1 : -1),
+      },
+      video: video.service,
     });
     const serving = { serving: true };
     const serviceNames = servedFiles.flatMap((file) => file.services.map((service) => service.typeName));
@@ -97,7 +123,11 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       router.service(ServerReflection, createReflectionService(servedFiles, serviceNames));
     };
     const bridgeTransport = createRouterTransport(coreRoutes, { router: routerOptions });
-    const bridgeRoutes: BridgeOptions["routes"] = [(app, transport) => registerChatRoute(app, transport, (open) => metrics.openStreams.inc(open ? 1 : -1))];
+    const bridgeRoutes: BridgeOptions["routes"] = [
+      (app, transport) => registerChatRoute(app, transport, (open) => metrics.openStreams.inc(open ? 1 : -1)),
+      registerSpeechRoute,
+      registerVideoRoutes,
+    ];
 
     const http: FastifyInstance = await createHttpListener({
       logger,
@@ -129,13 +159,22 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       close: () =>
         (closing ??= (async () => {
           serving.serving = false;
-          const cut = setTimeout(() => shutdown.abort(), config.shutdownGraceMs);
+          const drainTimer = setTimeout(() => drain.abort(), config.shutdownGraceMs);
+          const cut = setTimeout(() => {
+            shutdown.abort();
+            // A client that neither reads nor disconnects would hold close() forever.
+            http.server.closeAllConnections();
+          }, config.shutdownGraceMs + drainMarginMs);
           try {
-            await Promise.all([http.close(), grpc.close(config.shutdownGraceMs)]);
+            await Promise.all([http.close(), grpc.close(config.shutdownGraceMs + drainMarginMs * 2)]);
           } finally {
+            clearTimeout(drainTimer);
             clearTimeout(cut);
             shutdown.abort();
             await redis?.quit().catch(() => undefined);
+            await speechModels.close();
+            await video.close();
+            await demoHost?.close();
             await store.close();
           }
         })()),

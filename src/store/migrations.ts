@@ -50,6 +50,53 @@ export const migrations: readonly { id: number; name: string; sql: string }[] = 
       );
     `,
   },
+  {
+    id: 2,
+    name: "video_jobs",
+    sql: `
+      ALTER TABLE organizations ADD COLUMN webhook_signing_secret text;
+      ALTER TABLE organizations ADD COLUMN webhook_callback_url text;
+      CREATE TABLE video_jobs (
+        id text PRIMARY KEY,
+        org_id text NOT NULL REFERENCES organizations (id),
+        member_id text NOT NULL REFERENCES members (id),
+        model text NOT NULL,
+        request jsonb NOT NULL,
+        callback_url text,
+        session_id text,
+        end_user text,
+        trace jsonb,
+        cost_usd numeric(20, 6) NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'in_progress', 'completed', 'failed', 'cancelled', 'expired')),
+        generation_id text,
+        provider_job_id text,
+        outputs jsonb,
+        error text,
+        claims integer NOT NULL DEFAULT 0,
+        claimed_by text,
+        lease_token text,
+        lease_expires_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        started_at timestamptz,
+        finished_at timestamptz,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX video_jobs_unfinished ON video_jobs (expires_at) WHERE status IN ('pending', 'in_progress');
+      CREATE TABLE webhook_deliveries (
+        id bigserial PRIMARY KEY,
+        job_id text NOT NULL REFERENCES video_jobs (id),
+        url text NOT NULL,
+        idempotency_key text NOT NULL,
+        attempt integer NOT NULL,
+        status_code integer,
+        error text,
+        duration_ms integer,
+        outcome text,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX webhook_deliveries_by_job ON webhook_deliveries (job_id, id);
+    `,
+  },
 ];
 
 /**

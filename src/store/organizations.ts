@@ -33,6 +33,37 @@ export function createOrganizations(db: Queryable) {
       const rows = await db.query("UPDATE organizations SET credits_usd = credits_usd - $2 WHERE id = $1 AND credits_usd >= $2 RETURNING id", [id, usd]);
       return rows.length > 0;
     },
+    /** Gives back a charge for work that was not delivered (a synthesis refused before any audio). */
+    async refund(id: string, usd: number): Promise<void> {
+      await db.query("UPDATE organizations SET credits_usd = credits_usd + $2 WHERE id = $1", [id, usd]);
+    },
+    /**
+     * Sets the webhook signing secret and default callback URL: a value
+     * replaces, null clears, undefined keeps. Returns false when the
+     * organization does not exist.
+     */
+    async setWebhookSettings(id: string, settings: { signingSecret?: string | null; callbackUrl?: string | null }): Promise<boolean> {
+      const rows = await db.query(
+        `UPDATE organizations
+            SET webhook_signing_secret = CASE WHEN $2 THEN $3 ELSE webhook_signing_secret END,
+                webhook_callback_url = CASE WHEN $4 THEN $5 ELSE webhook_callback_url END
+          WHERE id = $1 RETURNING id`,
+        [id, settings.signingSecret !== undefined, settings.signingSecret ?? null, settings.callbackUrl !== undefined, settings.callbackUrl ?? null],
+      );
+      return rows.length > 0;
+    },
+    /** The organization's webhook signing secret and default callback URL, when set. */
+    async webhookSettings(id: string): Promise<{ signingSecret?: string; callbackUrl?: string }> {
+      const rows = await db.query<{ webhook_signing_secret: string | null; webhook_callback_url: string | null }>(
+        "SELECT webhook_signing_secret, webhook_callback_url FROM organizations WHERE id = $1",
+        [id],
+      );
+      const row = rows[0];
+      return {
+        ...(row?.webhook_signing_secret && { signingSecret: row.webhook_signing_secret }),
+        ...(row?.webhook_callback_url && { callbackUrl: row.webhook_callback_url }),
+      };
+    },
   };
 }
 

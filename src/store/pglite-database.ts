@@ -43,7 +43,15 @@ export async function createPgliteDatabase(dataDir: string | undefined): Promise
     },
     exec(sql: string) {
       return serialized(async () => {
-        await db.exec(sql);
+        try {
+          await db.exec(sql);
+        } catch (error) {
+          // A script that fails after its own BEGIN would leave the one
+          // connection in an aborted transaction, failing every later
+          // statement; a ROLLBACK outside a transaction is harmless.
+          await db.exec("ROLLBACK").catch(() => undefined);
+          throw error;
+        }
       });
     },
     transaction<T>(work: (tx: Queryable) => Promise<T>) {

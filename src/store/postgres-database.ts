@@ -9,6 +9,10 @@ pg.types.setTypeParser(1700, (value) => Number(value));
 /** Opens a pooled PostgreSQL database (`DATABASE_URL`); shared by replicas. */
 export async function createPostgresDatabase(url: string, poolSize = 10): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // A client that fails while idle (the server restarted, an administrator
+  // ended its session, or it is still closing after end()) is dropped by the
+  // pool and replaced on demand; unheard, the error would crash the process.
+  pool.on("error", () => undefined);
   // Fail at start-up, not at the first request, when the server is not there.
   const probe = await pool.connect();
   probe.release();

@@ -6,6 +6,8 @@ import { createOrganizations } from "./organizations.js";
 import { migrate } from "./migrations.js";
 import { createPgliteDatabase } from "./pglite-database.js";
 import { createPostgresDatabase } from "./postgres-database.js";
+import { createVideoJobs } from "./video-jobs.js";
+import { createWebhookDeliveries } from "./webhook-deliveries.js";
 
 /** Where the store lives: the embedded PGlite directory, or PostgreSQL. */
 export interface StoreOptions {
@@ -22,6 +24,8 @@ export interface Store {
   readonly members: ReturnType<typeof createMembers>;
   readonly apiKeys: ReturnType<typeof createApiKeys>;
   readonly interns: ReturnType<typeof createInterns>;
+  readonly videoJobs: ReturnType<typeof createVideoJobs>;
+  readonly webhookDeliveries: ReturnType<typeof createWebhookDeliveries>;
   close(): Promise<void>;
 }
 
@@ -40,6 +44,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     members: createMembers(db),
     apiKeys: createApiKeys(db),
     interns: createInterns(db),
+    videoJobs: createVideoJobs(db),
+    webhookDeliveries: createWebhookDeliveries(db),
     close: () => db.close(),
   };
 }

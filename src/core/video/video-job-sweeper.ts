@@ -1,0 +1,66 @@
+import type { Logger } from "pino";
+import type { JobQueue } from "../../store/job-queue.js";
+import type { Store } from "../../store/store.js";
+import { createVideoJobs } from "../../store/video-jobs.js";
+import { expiredError } from "./video-job-runner.js";
+import type { VideoJobSettler } from "./video-job-settler.js";
+import { videoQueues, type VideoRunMessage } from "./video-queues.js";
+
+/** Options for {@link startVideoJobSweeper}. */
+export interface VideoJobSweeperOptions {
+  store: Pick<Store, "db" | "videoJobs">;
+  queue: Pick<JobQueue, "send" | "notify">;
+  settler: VideoJobSettler;
+  intervalMs: number;
+  /**
+   * Requeue every unfinished job on the first sweep, whoever held it: true on
+   * the embedded store, whose single process is the only worker there ever
+   * was, so a job held by the previous run need not wait for its lease to lapse.
+   */
+  recoverAllAtStart: boolean;
+  logger: Pick<Logger, "info" | "error">;
+}
+
+/** Overdue jobs settled per sweep, so one sweep stays short. */
+const expiriesPerSweep = 100;
+
+/**
+ * Starts the periodic sweep that keeps jobs moving when their worker is
+ * gone: a job whose lease lapsed (its replica crashed or was killed) is
+ * queued again, in the same transaction that frees it, so two replicas
+ * sweeping at once never both requeue it; and a job past its time to live
+ * that nobody holds is expired (refund and webhook included). Resolves once
+ * the first sweep is done, so workers started afterwards find the recovered
+ * jobs already queued.
+ */
+export async function startVideoJobSweeper(options: VideoJobSweeperOptions): Promise<{ stop(): Promise<void> }> {
+  const { store, queue, settler, logger } = options;
+
+  async function sweep(all: boolean): Promise<void> {
+    const requeued = await store.db.transaction(async (tx) => {
+      const ids = await createVideoJobs(tx).releaseOrphans(all);
+      for (const jobId of ids) await queue.send(videoQueues.run, { jobId } satisfies VideoRunMessage, tx);
+      return ids;
+    });
+    if (requeued.length > 0) {
+      logger.info({ job_ids: requeued }, "video jobs requeued after their worker went away");
+      queue.notify(videoQueues.run);
+    }
+    for (const jobId of await store.videoJobs.overdue(expiriesPerSweep)) {
+      if (await settler.finish(jobId, undefined, { status: "expired", error: expiredError })) logger.info({ job_id: jobId }, "video job expired");
+    }
+  }
+
+  let sweeping: Promise<void> = sweep(options.recoverAllAtStart);
+  await sweeping;
+  const timer = setInterval(() => {
+    // One sweep at a time; a failed sweep is reported and the next one tries again.
+    sweeping = sweeping.then(() => sweep(false)).catch((error: unknown) => logger.error({ err: error }, "video job sweep failed"));
+  }, options.intervalMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { Logger } from "pino";
+import { createVideoWebhookEvent, videoWebhookIdempotencyKey, type WebhookSender } from "../../providers/webhook/index.js";
+import type { Store } from "../../store/store.js";
+import { videoWebhookJob } from "./video-job-message.js";
+import type { VideoWebhookMessage } from "./video-queues.js";
+
+/** What the webhook handler is built from. */
+export interface VideoWebhookDeliveryOptions {
+  store: Pick<Store, "videoJobs" | "organizations" | "webhookDeliveries">;
+  sender: WebhookSender;
+  logger: Pick<Logger, "info" | "warn">;
+}
+
+/**
+ * Creates the handler of the webhook queue: it delivers a finished job's
+ * event (DESIGN.md §5) to the URL chosen when the job finished, signed with
+ * the organization's secret when it has one, and records every attempt. The
+ * event's `created_at` is the job's finishing time, so a delivery retried by
+ * the queue sends the same body under the same idempotency key. Throws only
+ * when a shutdown cut the delivery short, so the queue tries again later.
+ */
+export function createVideoWebhookDelivery(options: VideoWebhookDeliveryOptions): (message: VideoWebhookMessage) => Promise<void> {
+  const { store, sender, logger } = options;
+  return async ({ jobId, url }) => {
+    const job = await store.videoJobs.get(jobId);
+    const webhookJob = job && videoWebhookJob(job);
+    if (!job || !webhookJob) return;
+    const { signingSecret } = await store.organizations.webhookSettings(job.orgId);
+    const idempotencyKey = videoWebhookIdempotencyKey(webhookJob);
+    const result = await sender.deliver({
+      url,
+      body: createVideoWebhookEvent(webhookJob, job.finishedAt),
+      idempotencyKey,
+      signingSecret,
+      onAttempt: (attempt) =>
+        store.webhookDeliveries.record({ jobId, url, idempotencyKey, attempt: attempt.attempt, statusCode: attempt.status, error: attempt.error, durationMs: attempt.durationMs }),
+    });
+    if (result.attempts === 0) {
+      await store.webhookDeliveries.record({ jobId, url, idempotencyKey, attempt: 0, error: result.error, outcome: result.outcome });
+    } else {
+      await store.webhookDeliveries.setOutcome(jobId, idempotencyKey, result.outcome);
+    }
+    const log = { job_id: jobId, outcome: result.outcome, attempts: result.attempts, status: result.status };
+    if (result.outcome === "delivered") logger.info(log, "video webhook delivered");
+    else logger.warn({ ...log, error: result.error }, "video webhook not delivered");
+    if (result.outcome === "aborted") throw new Error(`The webhook delivery of ${jobId} was interrupted.`);
+  };
+}

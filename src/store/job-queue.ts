@@ -1,0 +1,131 @@
+import PgBoss from "pg-boss";
+import type { Database, Queryable } from "./database.js";
+import { createPostgresDatabase } from "./postgres-database.js";
+
+/** How a queue treats its jobs; fixed when the queue is defined. */
+export interface QueueDefinition {
+  /** Retries after a handler throws (or its worker vanished past `expireInSeconds`). */
+  retryLimit: number;
+  retryDelaySeconds: number;
+  /** Doubles the delay on each retry. */
+  retryBackoff: boolean;
+  /** A job active this long is presumed lost and retried. */
+  expireInSeconds: number;
+}
+
+/** Options for {@link createJobQueue}. */
+export interface JobQueueOptions {
+  /** The store's database; on the embedded store pg-boss runs over it. */
+  db: Database;
+  /** PostgreSQL: pg-boss gets a small pool of its own on this URL, so polling never waits behind API queries. */
+  databaseUrl?: string;
+  /** pg-boss reports background failures (maintenance, fetch loops) here. */
+  onError: (error: Error) => void;
+}
+
+/** Options for {@link JobQueue.work}. */
+export interface WorkOptions {
+  /** Jobs of this queue run at once in this process. */
+  workers: number;
+  /** How often an idle worker looks for jobs sent by other replicas (at least 0.5). */
+  pollIntervalSeconds: number;
+}
+
+/**
+ * A durable queue on the store's own database (pg-boss), so a job survives a
+ * restart and is taken by one worker across replicas (`FOR UPDATE SKIP
+ * LOCKED`). Sending inside a store transaction commits the job with the rows
+ * it refers to, or neither.
+ */
+export interface JobQueue {
+  /** Creates or upgrades pg-boss's schema and starts its maintenance. */
+  start(): Promise<void>;
+  /** Creates a queue, or brings an existing one to this definition. */
+  define(name: string, definition: QueueDefinition): Promise<void>;
+  /** Queues a job; with `tx`, as part of that transaction. */
+  send(name: string, data: object, tx?: Queryable): Promise<void>;
+  /** Runs `handler` for each job; a throw fails the job, which is retried per its queue. */
+  work<T extends object>(name: string, options: WorkOptions, handler: (data: T) => Promise<void>): Promise<void>;
+  /** Wakes this process's idle workers of a queue, after a send committed here. */
+  notify(name: string): void;
+  /** Stops fetching, waits for running handlers, then for pg-boss's last writes. */
+  stop(): Promise<void>;
+}
+
+/** The adapter pg-boss's `db` option takes. */
+type PgBossDb = { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
+
+/**
+ * pg-boss over our Database. pg-boss sends its schema, migrations and
+ * maintenance as `BEGIN; …; COMMIT;` scripts and everything else as single
+ * statements; PGlite takes scripts only through `exec`, so scripts go there
+ * (pg-boss reads no rows from them). Every call is tracked, so stopping can
+ * wait for the writes pg-boss does not await (completing a job).
+ */
+function pgBossDb(db: Database, inFlight: Set<Promise<unknown>>): PgBossDb {
+  return {
+    executeSql(text, values) {
+      const call = /^\s*BEGIN\s*;/i.test(text) ? db.exec(text).then(() => ({ rows: [] })) : db.query(text, values ?? []).then((rows) => ({ rows }));
+      inFlight.add(call);
+      void call.finally(() => inFlight.delete(call)).catch(() => undefined);
+      return call;
+    },
+  };
+}
+
+/** pg-boss inside one of our transactions: only single statements (`send`) go through it. */
+function transactionDb(tx: Queryable): PgBossDb {
+  return { executeSql: async (text, values) => ({ rows: await tx.query(text, values ?? []) }) };
+}
+
+/** How long stopping waits for running handlers; ours return promptly once aborted. */
+const stopGraceMs = 5_000;
+
+/** Creates the queue; call `start()` before anything else. */
+export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue> {
+  const ownDb = options.databaseUrl ? await createPostgresDatabase(options.databaseUrl, 4) : undefined;
+  const inFlight = new Set<Promise<unknown>>();
+  const boss = new PgBoss({
+    db: pgBossDb(ownDb ?? options.db, inFlight) as PgBoss.Db,
+    // No cron schedules; no periodic state counts.
+    schedule: false,
+    maintenanceIntervalSeconds: 30,
+  });
+  boss.on("error", options.onError);
+  const workerIds = new Map<string, string[]>();
+  return {
+    async start() {
+      await boss.start();
+    },
+    async define(name, definition) {
+      const queue = {
+        name,
+        retryLimit: definition.retryLimit,
+        retryDelay: definition.retryDelaySeconds,
+        retryBackoff: definition.retryBackoff,
+        expireInSeconds: definition.expireInSeconds,
+      };
+      // Creating leaves an existing queue as it was; the update carries a changed configuration.
+      await boss.createQueue(name, queue);
+      await boss.updateQueue(name, queue);
+    },
+    async send(name, data, tx) {
+      await boss.send(name, data, tx ? { db: transactionDb(tx) as PgBoss.Db } : {});
+    },
+    async work<T extends object>(name: string, workOptions: WorkOptions, handler: (data: T) => Promise<void>) {
+      const ids: string[] = [];
+      for (let i = 0; i < workOptions.workers; i++) {
+        ids.push(await boss.work<T>(name, { batchSize: 1, pollingIntervalSeconds: workOptions.pollIntervalSeconds }, ([job]) => handler(job.data)));
+      }
+      workerIds.set(name, [...(workerIds.get(name) ?? []), ...ids]);
+    },
+    notify(name) {
+      for (const id of workerIds.get(name) ?? []) boss.notifyWorker(id);
+    },
+    async stop() {
+      await boss.stop({ graceful: true, wait: true, timeout: stopGraceMs });
+      await Promise.allSettled([...inFlight]);
+      await ownDb?.close();
+    },
+  };
+}
