@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
+import http, { type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { guardChild, releaseChild } from "./orphan-guard.js";
+
+const thisFile = fileURLToPath(import.meta.url);
+
+/** A running bare SSE writer in its own process. */
+export interface BareSseServer {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the baseline of the chat throughput figure in a child process (as
+ * the gateway runs in one): a node:http server with no framework that answers
+ * `GET /N` by writing the events of `DIR/N.sse` (a recorded chat response)
+ * one `write` per event, waiting for `drain` when the socket is full, exactly
+ * as the bridge's SSE writer does. Same bytes, same events, nothing upstream.
+ */
+export async function startBareSseServer(dir: string): Promise<BareSseServer> {
+  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+  const child: ChildProcess = spawn(process.execPath, ["--import", tsxLoader, thisFile, dir], { stdio: ["ignore", "pipe", "inherit"] });
+  guardChild(child.pid!);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve(releaseChild(child.pid!))));
+  try {
+    const lines = createInterface({ input: child.stdout! });
+    const first = await new Promise<string>((resolve, reject) => {
+      lines.once("line", resolve);
+      void exited.then(() => reject(new Error("The bare SSE server exited before it listened.")));
+    });
+    lines.close();
+    return {
+      url: (JSON.parse(first) as { url: string }).url,
+      pid: child.pid!,
+      async stop() {
+        child.kill("SIGTERM");
+        await exited;
+      },
+    };
+  } catch (error) {
+    child.kill("SIGKILL");
+    await exited;
+    throw error;
+  }
+}
+
+async function writeEvents(response: ServerResponse, events: readonly string[]): Promise<void> {
+  const write = async (text: string) => {
+    if (!response.write(text) && !response.destroyed) await once(response, "drain");
+  };
+  response.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+    "x-request-id": crypto.randomUUID(),
+  });
+  response.flushHeaders();
+  for (const event of events) await write(event);
+  response.end();
+}
+
+/** Each recorded response as its events, each ending with its blank line. */
+function loadStreams(dir: string): Map<string, string[]> {
+  const streams = new Map<string, string[]>();
+  for (const file of readdirSync(dir).filter((name) => name.endsWith(".sse"))) {
+    const text = readFileSync(join(dir, file), "utf8");
+    streams.set(`/${file.slice(0, -4)}`, text.split(/(?<=\n\n)/));
+  }
+  return streams;
+}
+
+async function serve(dir: string): Promise<void> {
+  const streams = loadStreams(dir);
+  const server = http.createServer((request, response) => {
+    const events = streams.get(request.url ?? "");
+    if (!events) {
+      response.writeHead(404).end();
+      return;
+    }
+    writeEvents(response, events).catch(() => response.destroy());
+  });
+  server.keepAliveTimeout = 72_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
+  process.once("SIGTERM", () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
+
+if (process.argv[1] === thisFile) await serve(process.argv[2]);
