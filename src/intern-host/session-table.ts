@@ -25,7 +25,7 @@ export interface HostSession {
   readonly interactions: Map<string, Interaction>;
 }
 
-/** Idle sessions beyond this are forgotten (the agent may still resume them on demand). */
+/** Idle sessions beyond this are forgotten (the agent may still resume them on demand); busy ones never are. */
 const maxSessions = 1024;
 /** Settled questions remembered per session. */
 const maxInteractionHistory = 256;
@@ -94,9 +94,12 @@ export function createSessionTable(cwd: string): SessionTable {
       interactions: new Map(),
     };
     sessions.set(id, session);
+    // Forget the oldest idle session, never the one being added (it is not
+    // busy yet): with every other session busy the table grows past the cap,
+    // since a busy session cannot be forgotten.
     if (sessions.size > maxSessions) {
       for (const [oldId, old] of sessions) {
-        if (!isBusy(old)) {
+        if (oldId !== id && !isBusy(old)) {
           sessions.delete(oldId);
           break;
         }

@@ -83,10 +83,6 @@ async function* relayRun(
   options: { heartbeatMs: number; signal: AbortSignal; drainSignal?: AbortSignal },
 ): AsyncGenerator<CreateChatCompletionResponse> {
   let sessionId = first.kind.case === "started" ? first.kind.value.sessionId : undefined;
-  const drained = new Promise<"drain">((resolve) => {
-    if (options.drainSignal?.aborted) resolve("drain");
-    options.drainSignal?.addEventListener("abort", () => resolve("drain"), { once: true });
-  });
   yield chunkEvent(chunks.role());
   let lastWrite = Date.now();
   let pending: RunEvent | undefined = first;
@@ -94,27 +90,28 @@ async function* relayRun(
     let event = pending;
     pending = undefined;
     if (!event) {
-      let result: IteratorResult<{ event?: RunEvent }> | "tick" | "drain";
+      let result: IteratorResult<{ event?: RunEvent }> | "tick";
       try {
         const next = events.next();
         for (;;) {
           let timer: NodeJS.Timeout | undefined;
           const wait = Math.max(0, options.heartbeatMs - (Date.now() - lastWrite));
           const tick = new Promise<"tick">((resolve) => (timer = setTimeout(() => resolve("tick"), wait)));
-          result = await Promise.race([next, tick, drained]).finally(() => clearTimeout(timer));
+          result = await Promise.race([next, tick]).finally(() => clearTimeout(timer));
           if (result !== "tick") break;
           yield keepalive;
           lastWrite = Date.now();
         }
       } catch (error) {
+        // A shutdown's drain aborted the host call: end the stream well-formed.
+        if (options.drainSignal?.aborted && !options.signal.aborted) {
+          yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed", "The server is shutting down; the stream was closed."))));
+          yield chunkEvent(chunks.final(sessionId, undefined));
+          return;
+        }
         // A caller that went away is promised no final event.
         if (options.signal.aborted) return;
         yield chunkEvent(chunks.error(describeError(hostStreamBreakToCallerError(error))));
-        yield chunkEvent(chunks.final(sessionId, undefined));
-        return;
-      }
-      if (result === "drain") {
-        yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed", "The server is shutting down; the stream was closed."))));
         yield chunkEvent(chunks.final(sessionId, undefined));
         return;
       }
@@ -175,20 +172,27 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
       if (intern.state !== "running") throw catalogueError("intern_not_ready", `The intern ${turn.internId} is ${intern.state}, not running.`);
       await options.limiter.consume(caller.memberId);
 
+      // The host call ends when the caller goes away or a shutdown drains
+      // open streams; both listeners are removed when the turn ends, so
+      // nothing accumulates on the server-wide drain signal.
       const abort = new AbortController();
-      const onCallerGone = () => abort.abort();
-      context.signal.addEventListener("abort", onCallerGone, { once: true });
+      const releaseHost = () => abort.abort();
+      context.signal.addEventListener("abort", releaseHost, { once: true });
+      options.drainSignal?.addEventListener("abort", releaseHost, { once: true });
       let terminated = false;
       try {
         const events = openHostStream(options.hosts.get(intern.endpoint), turn, intern.hostToken, abort.signal);
-        const first = await firstEvent(events, options.requestTimeoutMs, abort);
+        const first = await firstEvent(events, options.requestTimeoutMs, abort).catch((error: unknown) => {
+          throw options.drainSignal?.aborted ? catalogueError("service_unavailable", "The server is shutting down; retry on another replica.") : error;
+        });
         const chunks = createChunkBuilder({ model: turn.model ?? `${options.namespace}/intern`, toolName: `${options.namespace}.provide_input` });
         for await (const response of relayRun(first, events, chunks, { heartbeatMs: options.heartbeatMs, signal: context.signal, drainSignal: options.drainSignal })) {
           if (response.event.case === "chunk" && response.event.value.final) terminated = true;
           yield response;
         }
       } finally {
-        context.signal.removeEventListener("abort", onCallerGone);
+        context.signal.removeEventListener("abort", releaseHost);
+        options.drainSignal?.removeEventListener("abort", releaseHost);
         // Leaving before the run's terminal event (the caller went away, or
         // the stream broke) releases the host stream; the host cancels a run
         // whose reader leaves while it streams.
