@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
-import Fastify from "fastify";
-import { pino } from "pino";
-import { loadServerConfig } from "../src/server/config.js";
-import { startServer } from "../src/server/server.js";
 
 /** Results of {@link run}: the bridge beside a bare route, same load, same run. */
 export interface MembersBenchResult {
@@ -13,6 +12,27 @@ export interface MembersBenchResult {
   bare: { requestsPerSecond: number; p99Ms: number };
   /** bridge req/s ÷ bare req/s; the target is at least 0.7. */
   ratio: number;
+  target: number;
+  met: boolean;
+  loadAverage: number;
+}
+
+const root = join(import.meta.dirname, "..");
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await check().catch(() => false)) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function load(url: string, headers: Record<string, string>, seconds: number) {
@@ -23,33 +43,50 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
 
 /**
  * Member listing through the whole stack (bridge → auth interceptor with the
- * key cache warm → OrganizationService → store) beside a bare Fastify route
- * returning the same JSON, so the ratio isolates Switchboard's own cost.
+ * key cache warm → OrganizationService → embedded store) beside a bare
+ * Fastify route returning the same JSON. Each server runs in a process of its
+ * own and the load generator in this one, so neither shares an event loop
+ * with the load.
  */
 export async function run(seconds = Number(process.env.BENCH_SECONDS ?? 5)): Promise<MembersBenchResult> {
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
-  const server = await startServer(
-    { ...loadServerConfig({ PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, EMBEDDED_INTERN_HOST: "0" }), chatTurnsPerMinute: 1_000_000 },
-    pino({ level: "silent" }),
-  );
-  const bare = Fastify();
+  const children: ChildProcess[] = [];
   try {
-    const key = server.bootstrap!.management_key;
-    for (let i = 0; i < 20; i++) {
-      await server.store.members.add({ orgId: server.bootstrap!.organization_id, email: `bench${i}@example.com`, firstName: "B", lastName: `${i}`, role: "org:member" });
+    const port = await freePort();
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(await freePort()), EMBEDDED_INTERN_HOST: "0", VIDEO_WORKERS: "0", LOG_LEVEL: "warn" };
+    children.push(spawn(process.execPath, ["bin/switchboard.js", "serve"], { cwd: root, env, stdio: "ignore" }));
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => existsSync(join(dataDir, "bootstrap.json")) && (await fetch(`${base}/readyz`)).ok, "the server");
+    const tenant = JSON.parse(readFileSync(join(dataDir, "bootstrap.json"), "utf8"));
+    const admin = readFileSync(join(dataDir, "admin-token"), "utf8").trim();
+    for (let i = 0; i < 19; i++) {
+      await fetch(`${base}/switchboard.admin.v1.AdminService/AddMember`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${admin}` },
+        body: JSON.stringify({ orgId: tenant.organization_id, email: `bench${i}@example.com`, firstName: "B", lastName: String(i), role: "org:member" }),
+      });
     }
-    const url = `${server.httpUrl}/api/v1/organization/members?limit=20`;
-    const body = await (await fetch(url, { headers: { authorization: `Bearer ${key}` } })).json();
-    bare.get("/members", async () => body);
-    await bare.listen({ port: 0, host: "127.0.0.1" });
-    const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/members`;
-    await load(url, { authorization: `Bearer ${key}` }, 1); // warm-up
-    const bridge = await load(url, { authorization: `Bearer ${key}` }, seconds);
-    const bareResult = await load(bareUrl, {}, seconds);
-    return { bridge, bare: bareResult, ratio: Number((bridge.requestsPerSecond / bareResult.requestsPerSecond).toFixed(3)) };
+    const headers = { authorization: `Bearer ${tenant.management_key}` };
+    const url = `${base}/api/v1/organization/members?limit=20`;
+    const bodyFile = join(dataDir, "members.json");
+    writeFileSync(bodyFile, await (await fetch(url, { headers })).text());
+
+    const barePort = await freePort();
+    const bare = spawn(process.execPath, ["--import", "tsx", "bench/bare-json-server.ts", String(barePort), bodyFile], { cwd: root, stdio: ["ignore", "pipe", "ignore"] });
+    children.push(bare);
+    await new Promise<void>((resolve) => bare.stdout!.once("data", () => resolve()));
+
+    await load(url, headers, 1); // warm-up: JIT and the key cache
+    const bridge = await load(url, headers, seconds);
+    const bareResult = await load(`http://127.0.0.1:${barePort}/members`, {}, seconds);
+    const ratio = Number((bridge.requestsPerSecond / bareResult.requestsPerSecond).toFixed(3));
+    const { loadavg } = await import("node:os");
+    return { bridge, bare: bareResult, ratio, target: 0.7, met: ratio >= 0.7, loadAverage: Number(loadavg()[0].toFixed(2)) };
   } finally {
-    await bare.close();
-    await server.close();
+    for (const child of children) child.kill("SIGTERM");
+    await sleep(300);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(JSON.stringify(await run(), null, 2) + "\n");

@@ -1,5 +1,4 @@
 import type { ConnectRouter, ConnectRouterOptions, Interceptor } from "@connectrpc/connect";
-import { createRouterTransport } from "@connectrpc/connect";
 import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -29,6 +28,7 @@ import type { ServerConfig } from "./config.js";
 import { createGrpcListener } from "./grpc-listener.js";
 import { startEmbeddedInternHost } from "./embedded-intern-host.js";
 import { createHealthService } from "./health-service.js";
+import { createInProcessTransport } from "./in-process-transport.js";
 import { createHttpListener } from "./http-listener.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createReflectionService } from "./reflection-service.js";
@@ -122,7 +122,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       router.service(Health, createHealthService(serviceNames, serving));
       router.service(ServerReflection, createReflectionService(servedFiles, serviceNames));
     };
-    const bridgeTransport = createRouterTransport(coreRoutes, { router: routerOptions });
+    const bridgeTransport = createInProcessTransport(coreRoutes, { interceptors, shutdownSignal: shutdown.signal });
     const bridgeRoutes: BridgeOptions["routes"] = [
       (app, transport) => registerChatRoute(app, transport, (open) => metrics.openStreams.inc(open ? 1 : -1)),
       registerSpeechRoute,
