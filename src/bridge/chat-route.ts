@@ -7,6 +7,7 @@ import { chatChunkJson } from "./chat-chunk-json.js";
 import { forwardedHeaders } from "./forwarded-headers.js";
 import { sendError } from "./send-error.js";
 import { createSseWriter } from "./sse-writer.js";
+import { watchClientDisconnect } from "./client-disconnect.js";
 
 /** Maps the JSON body onto the request message; shape errors are 400s. */
 function chatRequestFromJson(body: unknown, internId: string) {
@@ -26,21 +27,15 @@ function chatRequestFromJson(body: unknown, internId: string) {
 export function registerChatRoute(app: FastifyInstance, transport: Transport, onStream?: (open: boolean) => void): void {
   const client = createClient(InternChatService, transport);
   app.post<{ Params: { internId: string } }>("/interns/:internId/chat/completions", async (request, reply) => {
-    const abort = new AbortController();
-    // The socket closing is how a departed caller is noticed, even when no
-    // write is pending (reply.raw, not request.raw: DESIGN §9).
-    const onClose = () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    };
-    reply.raw.on("close", onClose);
+    const disconnect = watchClientDisconnect(reply);
     let events: AsyncIterator<CreateChatCompletionResponse>;
     let first: IteratorResult<CreateChatCompletionResponse>;
     try {
       const message = chatRequestFromJson(request.body, request.params.internId);
-      events = client.createChatCompletion(message, { signal: abort.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
+      events = client.createChatCompletion(message, { signal: disconnect.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
       first = await events.next();
     } catch (error) {
-      reply.raw.off("close", onClose);
+      disconnect.release();
       return sendError(reply, error);
     }
     reply.hijack();
@@ -57,10 +52,10 @@ export function registerChatRoute(app: FastifyInstance, transport: Transport, on
     } catch (error) {
       // Only a departed caller or a shutdown gets here; the core ends every
       // other failure with an error chunk itself.
-      request.log.info({ err: abort.signal.aborted ? undefined : error }, "chat stream ended early");
+      request.log.info({ err: disconnect.signal.aborted ? undefined : error }, "chat stream ended early");
       reply.raw.destroy();
     } finally {
-      reply.raw.off("close", onClose);
+      disconnect.release();
       onStream?.(false);
     }
   });

@@ -5,6 +5,7 @@ import { CreateSpeechRequestSchema, SpeechService, type SpeechStart, type Stream
 import { catalogueError } from "../core/error-catalogue.js";
 import { speechLimits } from "../core/speech/speech-limits.js";
 import { createAudioStreamWriter } from "./audio-stream-writer.js";
+import { watchClientDisconnect } from "./client-disconnect.js";
 import { forwardedHeaders } from "./forwarded-headers.js";
 import { sendError } from "./send-error.js";
 
@@ -36,21 +37,17 @@ export function registerSpeechRoute(app: FastifyInstance, transport: Transport):
   const client = createClient(SpeechService, transport);
   // The body limit is the core's: cloning references need more than the surface's 1 MiB.
   app.post("/audio/speech", { bodyLimit: speechLimits.bodyBytes }, async (request, reply) => {
-    const abort = new AbortController();
-    // reply.raw, not request.raw, tells a departed client (DESIGN §9); it stops the engine.
-    const onClose = () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    };
-    reply.raw.on("close", onClose);
+    // A departed client stops the engine.
+    const disconnect = watchClientDisconnect(reply);
     let events: AsyncIterator<StreamSpeechResponse>;
     let start: SpeechStart;
     try {
       const message = speechRequestFromJson(request.body);
-      events = client.streamSpeech({ request: message }, { signal: abort.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
+      events = client.streamSpeech({ request: message }, { signal: disconnect.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
       start = await startOf(events);
     } catch (error) {
-      reply.raw.off("close", onClose);
-      abort.abort();
+      disconnect.release();
+      disconnect.abort();
       return sendError(reply, error);
     }
     reply.hijack();
@@ -61,16 +58,16 @@ export function registerSpeechRoute(app: FastifyInstance, transport: Transport):
       for (let result = await events.next(); !result.done; result = await events.next()) {
         if (result.value.event.case === "audio" && !(await audio.write(result.value.event.value))) break;
       }
-      completed = !abort.signal.aborted;
+      completed = !disconnect.signal.aborted;
       if (completed) audio.end();
     } catch (error) {
-      request.log.info({ err: abort.signal.aborted ? undefined : error, generation_id: start.generationId }, "speech stream ended early");
+      request.log.info({ err: disconnect.signal.aborted ? undefined : error, generation_id: start.generationId }, "speech stream ended early");
       reply.raw.destroy();
     } finally {
-      reply.raw.off("close", onClose);
+      disconnect.release();
       if (!completed) {
         // Abort and close the call, so the core lets go of the engine however the body ended.
-        abort.abort();
+        disconnect.abort();
         await events.return?.().catch(() => undefined);
       }
     }

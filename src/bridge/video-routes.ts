@@ -5,6 +5,7 @@ import { createClient, type Transport } from "@connectrpc/connect";
 import { CreateVideoRequestSchema, VideoService, type GetVideoContentResponse, type VideoContentStart } from "../gen/switchboard/v1/video_pb.js";
 import { catalogueError } from "../core/error-catalogue.js";
 import { videoLimits } from "../core/video/video-limits.js";
+import { watchClientDisconnect } from "./client-disconnect.js";
 import { forwardedHeaders } from "./forwarded-headers.js";
 import { sendError } from "./send-error.js";
 import { videoJobJson } from "./video-job-json.js";
@@ -85,20 +86,16 @@ export function registerVideoRoutes(app: FastifyInstance, transport: Transport):
   });
 
   app.get<{ Params: { id: string } }>("/videos/:id/content", async (request, reply) => {
-    const abort = new AbortController();
-    // reply.raw, not request.raw, tells a departed client (DESIGN §9); it stops the file read in the core.
-    const onClose = () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    };
-    reply.raw.on("close", onClose);
+    // A departed client stops the file read in the core.
+    const disconnect = watchClientDisconnect(reply);
     let events: AsyncIterator<GetVideoContentResponse>;
     let start: VideoContentStart;
     try {
       const index = indexParam(request.query as Record<string, unknown>);
-      events = client.getVideoContent({ id: request.params.id, index }, { signal: abort.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
+      events = client.getVideoContent({ id: request.params.id, index }, { signal: disconnect.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
       start = await startOf(events);
     } catch (error) {
-      reply.raw.off("close", onClose);
+      disconnect.release();
       return sendError(reply, error);
     }
     return reply.type(start.contentType).header("content-length", String(start.contentLength)).send(Readable.from(contentBytes(events, start.contentLength), { objectMode: false }));
