@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
+import { freePort } from "../test/support/free-port.js";
 
 /** Results of {@link run}: the bridge beside a bare route, same load, same run. */
 export interface MembersBenchResult {
@@ -18,14 +18,6 @@ export interface MembersBenchResult {
 }
 
 const root = join(import.meta.dirname, "..");
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import pg from "pg";
+import { createTestDatabase } from "../test/support/test-server.js";
 import { pino } from "pino";
 import { loadServerConfig } from "../src/server/config.js";
 import { startServer, type RunningServer } from "../src/server/server.js";
@@ -46,22 +46,13 @@ async function pgliteStore(): Promise<Store> {
 }
 
 async function postgresStore(): Promise<Store> {
-  const name = `sb_bench_video_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: postgresUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
+  const database = await createTestDatabase(postgresUrl);
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-bench-video-"));
   return {
     dataDir,
-    databaseUrl: url.toString(),
+    databaseUrl: database.url,
     async drop() {
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

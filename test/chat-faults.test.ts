@@ -10,15 +10,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { InternHostService } from "../src/gen/switchboard/host/v1/host_pb.js";
 import { answerBody, contentOf, finalOf, finishOf, promptBody, readChat, startChatHarness, toolCallOf, type ChatHarness } from "./support/chat-harness.js";
 import { scriptedAgentCommand } from "./support/scripted-agent-command.js";
-
-/** A port nothing listens on right now, for a child process to take. */
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "./support/free-port.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "switchboard-faults-"));
 const root = join(import.meta.dirname, "..");

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadServerConfig } from "../src/server/config.js";
 import { startServer, type RunningServer } from "../src/server/server.js";
 import { createTestDatabase, startTestServer, type TestServer } from "./support/test-server.js";
+import { freePort } from "./support/free-port.js";
 import { postVideo, waitForVideo, writeVideoModelsFile } from "./support/video-client.js";
 import { startFakeOpenAiVideos, type FakeOpenAiVideos } from "./video-providers/fake-openai-videos.js";
 
@@ -38,14 +38,6 @@ const submissions = (prompt: string) => upstream.requests.filter((request) => re
 function pollsAfterSubmission(prompt: string): number {
   const at = upstream.requests.findIndex((request) => request.method === "POST" && request.body?.prompt === prompt);
   return at < 0 ? 0 : upstream.requests.slice(at + 1).filter((request) => request.method === "GET").length;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** `switchboard serve` as an operator runs it, in a process of its own. */

@@ -82,6 +82,16 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
       contextValues: values,
     });
 
+  // What a server-side interceptor sees of a call, whatever its kind.
+  const requestCommon = (method: DescMethod, context: HandlerContext) => ({
+    service: method.parent,
+    requestMethod: "POST",
+    url: context.url,
+    signal: context.signal,
+    header: context.requestHeader,
+    contextValues: context.values,
+  });
+
   const implementationOf = (method: DescMethod): Implementation => {
     const implementation = implementations.get(method);
     if (!implementation) throw new ConnectError(`${method.parent.typeName}/${method.name} is not implemented`, Code.Unimplemented);
@@ -104,17 +114,7 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
           const output = (await implementation(request.message, context)) as MessageInitShape<O>;
           return { stream: false, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: asMessage(method.output, output) };
         });
-        return await call({
-          stream: false,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: context.url,
-          signal: context.signal,
-          header: context.requestHeader,
-          contextValues: context.values,
-          message: asMessage(method.input, input),
-        });
+        return await call({ ...requestCommon(method, context), stream: false, method, message: asMessage(method.input, input) });
       } catch (error) {
         throw ConnectError.from(error);
       } finally {
@@ -153,17 +153,7 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
         async function* requests(): AsyncGenerator<MessageShape<I>> {
           for await (const message of input) yield asMessage(method.input, message);
         }
-        return await call({
-          stream: true,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: context.url,
-          signal: context.signal,
-          header: context.requestHeader,
-          contextValues: context.values,
-          message: requests(),
-        });
+        return await call({ ...requestCommon(method, context), stream: true, method, message: requests() });
       } catch (error) {
         context.abort();
         throw ConnectError.from(error);

@@ -51,20 +51,10 @@ export interface VideoJobRecord {
 export type VideoJobSummary = Omit<VideoJobRecord, "request">;
 
 /** A job as submitted. */
-export interface NewVideoJob {
-  id: string;
-  orgId: string;
-  memberId: string;
-  model: string;
-  request: Record<string, unknown>;
-  callbackUrl?: string;
-  sessionId?: string;
-  endUser?: string;
-  trace?: Record<string, unknown>;
-  costUsd: number;
+export type NewVideoJob = Pick<VideoJobRecord, "id" | "orgId" | "memberId" | "model" | "request" | "callbackUrl" | "sessionId" | "endUser" | "trace" | "costUsd"> & {
   /** Time to live: a job not finished by then expires. */
   ttlSeconds: number;
-}
+};
 
 /** A worker's hold on a job; every write of a running job is fenced by its token. */
 export interface VideoJobLease {

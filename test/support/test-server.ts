@@ -27,21 +27,21 @@ export interface TestServer {
 }
 
 /**
- * Creates an empty PostgreSQL database for one test file, so files can run in
- * parallel; returns its URL and a drop function.
+ * Creates an empty PostgreSQL database (on `baseUrl`'s server) for one test
+ * file or bench, so they can run in parallel; returns its URL and a drop function.
  */
-export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(baseUrl = testPostgresUrl): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `sb_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: testPostgresUrl });
+  const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
-  const url = new URL(testPostgresUrl);
+  const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const client = new pg.Client({ connectionString: testPostgresUrl });
+      const client = new pg.Client({ connectionString: baseUrl });
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
