@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,7 +69,11 @@ describe("switchboard admin", () => {
 describe("operational endpoints", () => {
   it("serves /healthz, /readyz and Prometheus /metrics", async () => {
     expect((await getJson(`${t.httpUrl}/healthz`)).body).toEqual({ status: "ok" });
-    expect((await getJson(`${t.httpUrl}/readyz`)).status).toBe(200);
+    // Not ready until the speech engine has warmed up (it takes the cores for a few seconds).
+    await vi.waitFor(async () => expect(await getJson(`${t.httpUrl}/readyz`)).toMatchObject({ status: 200, body: { status: "ready" } }), {
+      timeout: 60_000,
+      interval: 200,
+    });
     const metrics = await (await fetch(`${t.httpUrl}/metrics`)).text();
     expect(metrics).toContain("switchboard_http_request_duration_seconds");
     expect(metrics).toContain("process_resident_memory_bytes");

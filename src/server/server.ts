@@ -85,6 +85,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
     const speechModels = createSpeechModelRegistry(await loadSpeechModels(config.modelsFile));
     cleanups.push(() => speechModels.close());
+    // Warming eSpeak takes both cores for several seconds: not ready until it is over.
+    let speechWarm = false;
+    void speechModels.warmedUp().then(() => (speechWarm = true));
     const video = await startVideo(config, store, logger, redis);
     cleanups.push(() => video.close());
     const metrics = createMetrics();
@@ -137,7 +140,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       bridgeTransport,
       bridgeRoutes,
       bodyLimit: maxBodyBytes,
-      isReady: async () => serving.serving && (await store.db.query("SELECT 1")).length === 1,
+      isReady: async () => serving.serving && speechWarm && (await store.db.query("SELECT 1")).length === 1,
     });
     await http.listen({ port: config.port, host: config.host });
     cleanups.push(() => http.close());

@@ -101,6 +101,31 @@ describe("speech model registry", () => {
     }
   });
 
+  test("warmedUp settles once the embedded engine is warm, so readiness can wait for it", async () => {
+    const registry = createSpeechModelRegistry(await loadSpeechModels(), { espeak: { size: 1 } });
+    try {
+      let settled = false;
+      const warming = registry.warmedUp().then(() => (settled = true));
+      // Warming runs eSpeak in a worker thread: it cannot be over within this turn of the event loop.
+      await Promise.resolve();
+      expect(settled).toBe(false);
+      await warming;
+      // A warm engine answers at once.
+      const engine = registry.resolve(espeakModelId).engine;
+      let bytes = 0;
+      for await (const chunk of engine.synthesize({ input: "Hi.", voice: "en-us", format: "pcm" })) bytes += chunk.length;
+      expect(bytes).toBeGreaterThan(0);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  test("warmedUp settles even when an engine cannot start: the other models still serve", async () => {
+    const registry = createSpeechModelRegistry(await loadSpeechModels(), { espeak: { size: 1 } });
+    await registry.close();
+    await expect(registry.warmedUp()).resolves.toBeUndefined();
+  });
+
   test("cost is the price per 1000 characters, counting code points", () => {
     expect(speechCost({ pricePer1kChars: 0.015 }, "a".repeat(2000))).toBeCloseTo(0.03, 10);
     expect(speechCost({ pricePer1kChars: 1 }, "😀😀")).toBeCloseTo(0.002, 10);

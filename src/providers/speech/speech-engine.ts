@@ -50,4 +50,6 @@ export interface SpeechEngine {
   synthesize(request: SpeechRequest, signal?: AbortSignal): AsyncIterable<Uint8Array>;
   /** Releases workers and connections; later syntheses fail as `unavailable`. */
   close(): Promise<void>;
+  /** Resolves once the engine is warm; engines with nothing to warm omit it. */
+  ready?(): Promise<void>;
 }

@@ -20,6 +20,11 @@ export interface SpeechModelRegistry {
   readonly models: readonly SpeechModel[];
   /** Closes every engine: eSpeak workers terminate, upstream requests abort. */
   close(): Promise<void>;
+  /**
+   * Settles once every engine has finished warming up, whether it succeeded
+   * or not (a failed engine refuses its own requests; the others still serve).
+   */
+  warmedUp(): Promise<void>;
 }
 
 /** Options for {@link createSpeechModelRegistry}. */
@@ -61,6 +66,9 @@ export function createSpeechModelRegistry(
     },
     async close() {
       await Promise.all(models.map((model) => model.engine.close()));
+    },
+    async warmedUp() {
+      await Promise.allSettled(models.map((model) => model.engine.ready?.()));
     },
   };
 }
