@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 
 /** Everything `switchboard serve` reads from its environment, validated once. */
@@ -28,6 +29,8 @@ export interface ServerConfig {
   modelsFile?: string;
   /** Speech syntheses per member per minute. */
   speechRequestsPerMinute: number;
+  /** Worker threads of the embedded speech engine: syntheses it runs at once. */
+  speechWorkers: number;
   /** Video submissions per member per minute. */
   videoSubmitsPerMinute: number;
   /** A video job not finished this long after submission expires. */
@@ -76,6 +79,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, flags: { 
     embeddedInternHost: (env.EMBEDDED_INTERN_HOST ?? "1") !== "0",
     modelsFile: env.MODELS_FILE ? resolve(env.MODELS_FILE) : undefined,
     speechRequestsPerMinute: integer(env, "SPEECH_REQUESTS_PER_MINUTE", 120, 1, 1_000_000),
+    speechWorkers: integer(env, "SPEECH_WORKERS", Math.min(2, availableParallelism()), 1, 64),
     ...videoConfig(env),
   };
 }

@@ -83,7 +83,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       cleanups.push(() => redis.quit());
     }
     const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
-    const speechModels = createSpeechModelRegistry(await loadSpeechModels(config.modelsFile));
+    const speechModels = createSpeechModelRegistry(await loadSpeechModels(config.modelsFile), { espeak: { size: config.speechWorkers } });
     cleanups.push(() => speechModels.close());
     // Warming eSpeak takes both cores for several seconds: not ready until it is over.
     let speechWarm = false;

@@ -49,7 +49,10 @@ export async function createTestDatabase(baseUrl = testPostgresUrl): Promise<{ u
   };
 }
 
-/** Starts a server on ports chosen by the OS and the store under test. */
+/**
+ * Starts a server on ports chosen by the OS and the store under test, with one
+ * speech worker (each one warms up for seconds of CPU) unless `env` asks for more.
+ */
 export async function startTestServer(
   env: Record<string, string> = {},
   overrides: Partial<ServerConfig> = {},
@@ -58,7 +61,7 @@ export async function startTestServer(
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-test-"));
   const database = process.env.SWITCHBOARD_TEST_STORE === "postgres" ? await createTestDatabase() : undefined;
   const config = {
-    ...loadServerConfig({ PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, EMBEDDED_INTERN_HOST: "0", ...env }, { bootstrap: true }),
+    ...loadServerConfig({ PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, EMBEDDED_INTERN_HOST: "0", SPEECH_WORKERS: "1", ...env }, { bootstrap: true }),
     databaseUrl: database?.url,
     shutdownGraceMs: 1_000,
     ...overrides,
