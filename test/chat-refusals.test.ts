@@ -140,6 +140,19 @@ describe("chat refusals before the stream opens", () => {
     expect(body.error.metadata.reason).toBe("intern_not_ready");
   });
 
+  it("an admin change to an intern holds at once on this replica, though lookups are cached", async () => {
+    const orgId = t.tenant.organization_id;
+    const member = await t.admin.addMember({ orgId, email: "cache@example.com", role: "org:member" });
+    const key = (await t.admin.createKey({ orgId, memberId: member.id })).key;
+    expect((await post(prompt, key, "late")).body.error.metadata.reason).toBe("not_found");
+    await t.admin.addIntern({ orgId, id: "late", endpoint: "http://127.0.0.1:9", token: "secret", state: "suspended" });
+    expect((await post(prompt, key, "late")).body.error.metadata.reason).toBe("intern_not_ready");
+    await t.admin.setInternState({ orgId, id: "late", state: "running" });
+    expect((await post(prompt, key, "late")).body.error.metadata.reason).toBe("intern_unreachable");
+    await t.admin.setInternState({ id: "late", state: "suspended" });
+    expect((await post(prompt, key, "late")).body.error.metadata.reason).toBe("intern_not_ready");
+  });
+
   it("502 intern_unreachable when the host is down, then 429 rate_limited with Retry-After", async () => {
     // A member of its own, so no other test's turns count.
     const member = await t.admin.addMember({ orgId: t.tenant.organization_id, email: "limited@example.com", role: "org:member" });

@@ -4,6 +4,7 @@ import { parseOutboundUrl } from "../providers/webhook/index.js";
 import { internStates, type InternState } from "../store/interns.js";
 import type { Store } from "../store/store.js";
 import { catalogueError } from "./error-catalogue.js";
+import type { InternDirectory } from "./chat/intern-directory.js";
 import type { KeyCache } from "./key-cache.js";
 
 const roles = new Set(["org:admin", "org:member"]);
@@ -24,10 +25,10 @@ async function requireOrganization(store: Store, orgId: string): Promise<void> {
 
 /**
  * AdminService: the operator's commands. Every change that affects key
- * lookups clears the affected cache entries, so it holds on this replica at
+ * lookups (keys, interns) clears the affected cache entries, so it holds on this replica at
  * once (and on others within the cache TTL).
  */
-export function createAdminService(store: Store, keys: KeyCache): ServiceImpl<typeof AdminService> {
+export function createAdminService(store: Store, keys: KeyCache, interns: InternDirectory): ServiceImpl<typeof AdminService> {
   return {
     async createOrganization(request) {
       return { id: await store.organizations.create(required(request.name, "name")) };
@@ -47,7 +48,7 @@ export function createAdminService(store: Store, keys: KeyCache): ServiceImpl<ty
       if (!(await store.members.remove(required(request.orgId, "org_id"), required(request.memberId, "member_id")))) {
         throw catalogueError("not_found", `No current member ${request.memberId} in ${request.orgId}.`);
       }
-      keys.invalidate((key) => key.memberId === request.memberId);
+      keys.invalidate((key) => key?.memberId === request.memberId);
       return {};
     },
     async createKey(request) {
@@ -60,12 +61,12 @@ export function createAdminService(store: Store, keys: KeyCache): ServiceImpl<ty
     },
     async revokeKey(request) {
       if (!(await store.apiKeys.revoke(required(request.id, "id")))) throw catalogueError("not_found", `No live key ${request.id}.`);
-      keys.invalidate((key) => key.keyId === request.id);
+      keys.invalidate((key) => key?.keyId === request.id);
       return {};
     },
     async setProgrammeMembership(request) {
       if (!(await store.organizations.setProgramme(required(request.orgId, "org_id"), request.member))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
-      keys.invalidate((key) => key.orgId === request.orgId);
+      keys.invalidate((key) => key?.orgId === request.orgId);
       return {};
     },
     async addIntern(request) {
@@ -85,12 +86,15 @@ export function createAdminService(store: Store, keys: KeyCache): ServiceImpl<ty
         if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `Intern ${request.id} already exists in ${request.orgId}.`);
         throw error;
       }
+      // A turn that looked for it a moment ago cached its absence.
+      interns.forget(request.orgId, request.id);
       return { id: request.id };
     },
     async setInternState(request) {
       const matched = await store.interns.setState(request.orgId || undefined, required(request.id, "id"), internState(request.state));
       if (matched === 0) throw catalogueError("not_found", `Intern ${request.id} not found.`);
       if (matched > 1) throw catalogueError("bad_request", `Intern id ${request.id} exists in several organizations: give org_id.`);
+      interns.forget(request.orgId || undefined, request.id);
       return {};
     },
     async setCredits(request) {

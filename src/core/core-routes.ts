@@ -6,6 +6,7 @@ import { SpeechService } from "../gen/switchboard/v1/speech_pb.js";
 import { VideoService } from "../gen/switchboard/v1/video_pb.js";
 import type { Store } from "../store/store.js";
 import { createAdminService } from "./admin-service.js";
+import type { InternDirectory } from "./chat/intern-directory.js";
 import type { KeyCache } from "./key-cache.js";
 import { createOrganizationService } from "./organization-service.js";
 import { createInternChatService, type InternChatServiceOptions } from "./chat/intern-chat-service.js";
@@ -18,7 +19,9 @@ import { createVideoService, type VideoServiceOptions } from "./video/video-serv
 export interface CoreDependencies {
   store: Store;
   keys: KeyCache;
-  chat: Omit<InternChatServiceOptions, "store">;
+  /** Chat turns and AdminService share it, so an admin change clears what turns cached. */
+  interns: InternDirectory;
+  chat: Omit<InternChatServiceOptions, "interns">;
   /** SpeechService; absent, the service is not served. */
   speech?: Omit<SpeechServiceOptions, "store">;
   /** VideoService; absent, the service is not served. */
@@ -31,8 +34,8 @@ export interface CoreDependencies {
 export function createCoreRoutes(deps: CoreDependencies): (router: ConnectRouter) => void {
   return (router) => {
     router.service(OrganizationService, createOrganizationService(deps.store));
-    router.service(AdminService, createAdminService(deps.store, deps.keys));
-    router.service(InternChatService, createInternChatService({ ...deps.chat, store: deps.store }));
+    router.service(AdminService, createAdminService(deps.store, deps.keys, deps.interns));
+    router.service(InternChatService, createInternChatService({ ...deps.chat, interns: deps.interns }));
     // Cloning references make speech requests larger than any other message: they get a read limit of their own.
     if (deps.speech) router.service(SpeechService, createSpeechService({ ...deps.speech, store: deps.store }), { readMaxBytes: speechLimits.bodyBytes + 64 * 1024 });
     // Frame images as data URIs make video requests larger than the surface's 1 MiB too.

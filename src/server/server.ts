@@ -14,6 +14,7 @@ import { file_switchboard_v1_video } from "../gen/switchboard/v1/video_pb.js";
 import { createAuthInterceptor } from "../core/auth-interceptor.js";
 import { createCoreRoutes } from "../core/core-routes.js";
 import { createKeyCache } from "../core/key-cache.js";
+import { createInternDirectory } from "../core/chat/intern-directory.js";
 import { createInternHostClients } from "../core/chat/intern-host-clients.js";
 import { createRateLimiter } from "../core/rate-limiter.js";
 import { registerChatRoute } from "../bridge/chat-route.js";
@@ -102,6 +103,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const coreRoutes = createCoreRoutes({
       store,
       keys,
+      interns: createInternDirectory(store, { ttlMs: 5_000, maxEntries: 50_000 }),
       chat: {
         hosts: createInternHostClients(),
         limiter: createRateLimiter({ name: "chat", points: config.chatTurnsPerMinute, durationSeconds: 60, redis }),

@@ -7,18 +7,18 @@ import {
   type ChatCompletionChunk,
   type CreateChatCompletionResponse,
 } from "../../gen/switchboard/v1/chat_pb.js";
-import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
 import { catalogueError, catalogueErrorForReason, describeError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
 import { parseChatTurn, type ChatTurn } from "./chat-request.js";
 import { createChunkBuilder, type ChunkBuilder } from "./chunk-builder.js";
 import { hostErrorToCallerError, hostStreamBreakToCallerError } from "./host-errors.js";
+import type { InternDirectory } from "./intern-directory.js";
 import type { InternHostClient, InternHostClients } from "./intern-host-clients.js";
 
 /** What the chat service is built from. */
 export interface InternChatServiceOptions {
-  store: Pick<Store, "interns">;
+  interns: InternDirectory;
   hosts: InternHostClients;
   /** Turns per member. */
   limiter: RateLimiter;
@@ -167,7 +167,7 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
     async *createChatCompletion(request, context: HandlerContext) {
       const caller = callerOf(context);
       const turn = parseChatTurn(request);
-      const intern = await options.store.interns.find(caller.orgId, turn.internId);
+      const intern = await options.interns.find(caller.orgId, turn.internId);
       if (!intern) throw catalogueError("not_found", `Intern ${turn.internId} not found.`);
       if (intern.state !== "running") throw catalogueError("intern_not_ready", `The intern ${turn.internId} is ${intern.state}, not running.`);
       await options.limiter.consume(caller.memberId);
