@@ -45,7 +45,7 @@ async function serve(env: Record<string, string>, args: string[]): Promise<{ chi
   const [port, grpcPort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, ["bin/switchboard.js", "serve", ...args], {
     cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), GRPC_PORT: String(grpcPort), EMBEDDED_INTERN_HOST: "0", LOG_LEVEL: "warn" },
+    env: { ...process.env, ...env, PORT: String(port), GRPC_PORT: String(grpcPort), EMBEDDED_INTERN_HOST: "0", SPEECH_WORKERS: "1", LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // Kept for the failure message: pino logs to stdout, crashes go to stderr.
@@ -111,7 +111,7 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL", () => {
     const env = { MODELS_FILE: writeVideoModelsFile(mkdtempSync(join(dir, "models-")), [upstreamModel("fake/quick", 20)]), VIDEO_WORKERS: "2" };
     first = await startTestServer(env);
     // Same database and data directory (outputs must be readable from either replica), no bootstrap.
-    const config = { ...loadServerConfig({ ...env, PORT: "0", GRPC_PORT: "0", DATA_DIR: first.dataDir, EMBEDDED_INTERN_HOST: "0" }), databaseUrl: first.databaseUrl, shutdownGraceMs: 1_000 };
+    const config = { ...loadServerConfig({ ...env, PORT: "0", GRPC_PORT: "0", DATA_DIR: first.dataDir, EMBEDDED_INTERN_HOST: "0", SPEECH_WORKERS: "1" }), databaseUrl: first.databaseUrl, shutdownGraceMs: 1_000 };
     second = await startServer(config, pino({ level: "silent" }));
   });
   afterAll(async () => {
