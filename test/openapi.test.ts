@@ -1,0 +1,305 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { errorCatalogue } from "../src/core/error-catalogue.js";
+import { chatLimits } from "../src/core/chat/chat-request.js";
+import { memberPaging } from "../src/core/organization-service.js";
+import { speechLimits } from "../src/core/speech/speech-limits.js";
+import { videoLimits } from "../src/core/video/video-limits.js";
+import { openApiDocumentUrl } from "../src/bridge/openapi-route.js";
+import { answerBody, promptBody, startChatHarness, type ChatHarness } from "./support/chat-harness.js";
+import { ContractViolation, createOpenApiContract, openApiDocument } from "./support/openapi-contract.js";
+import { waitForVideo } from "./support/video-client.js";
+import { fakeApiKey, startFakeOpenAiSpeechServer, type FakeOpenAiSpeechServer } from "./speech/fake-openai-speech-server.js";
+
+const contract = createOpenApiContract();
+const schemas = openApiDocument.components.schemas;
+/** Each rate limit of the server under test; the "broke" member spends them. */
+const perMinute = 10;
+
+let h: ChatHarness;
+let upstream: FakeOpenAiSpeechServer;
+let modelsDir: string;
+/** A standard key of a member of another organization: no credits, in the programme, with an unreachable intern. */
+let brokeKey: string;
+let departedKey: string;
+
+const url = (path: string) => `${h.t.httpUrl}/api/v1${path}`;
+const bearer = (key: string | null | undefined): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {});
+const get = (path: string, key: string | null = h.t.tenant.api_key) => fetch(url(path), { headers: bearer(key) });
+const post = (path: string, body: unknown, key: string | null = h.t.tenant.api_key) =>
+  fetch(url(path), { method: "POST", headers: { "content-type": "application/json", ...bearer(key) }, body: typeof body === "string" ? body : JSON.stringify(body) });
+
+/** Checks a response against the document and returns what it held. */
+const checked = (method: string, template: string, response: Response | Promise<Response>) => Promise.resolve(response).then((r) => contract.check(method, template, r));
+
+beforeAll(async () => {
+  upstream = await startFakeOpenAiSpeechServer();
+  modelsDir = mkdtempSync(join(tmpdir(), "openapi-models-"));
+  const modelsFile = join(modelsDir, "models.json");
+  const entry = { provider: "openai-compatible", base_url: upstream.baseUrl, api_key_env: "FAKE_SPEECH_API_KEY", upstream_model: "tts-1", timeout_ms: 1_000 };
+  writeFileSync(modelsFile, JSON.stringify({ speech: [{ ...entry, id: "fake/tts", price_per_1k_chars: 1 }] }));
+  process.env.FAKE_SPEECH_API_KEY = fakeApiKey;
+  const limit = String(perMinute);
+  h = await startChatHarness({ env: { MODELS_FILE: modelsFile, CHAT_TURNS_PER_MINUTE: limit, SPEECH_REQUESTS_PER_MINUTE: limit, VIDEO_SUBMITS_PER_MINUTE: limit } });
+  const { admin, tenant } = h.t;
+
+  const broke = await admin.createOrganization({ name: "Broke" });
+  await admin.setCredits({ orgId: broke.id, usd: 0 });
+  await admin.setProgrammeMembership({ orgId: broke.id, member: true });
+  await admin.addIntern({ orgId: broke.id, id: "unreachable", endpoint: "http://127.0.0.1:9", token: "secret", state: "running" });
+  const brokeMember = await admin.addMember({ orgId: broke.id, email: "broke@example.com", role: "org:admin" });
+  brokeKey = (await admin.createKey({ orgId: broke.id, memberId: brokeMember.id })).key;
+
+  await admin.addIntern({ orgId: tenant.organization_id, id: "asleep", endpoint: "http://127.0.0.1:9", token: "secret", state: "suspended" });
+  const leaver = await admin.addMember({ orgId: tenant.organization_id, email: "leaver@example.com", role: "org:member" });
+  departedKey = (await admin.createKey({ orgId: tenant.organization_id, memberId: leaver.id })).key;
+  await admin.removeMember({ orgId: tenant.organization_id, memberId: leaver.id });
+});
+afterAll(async () => {
+  await h?.close();
+  await upstream?.close();
+  if (modelsDir) rmSync(modelsDir, { recursive: true, force: true });
+});
+
+describe("the OpenAPI document", () => {
+  it("is a valid OpenAPI 3.1 document, version 1.0.0, under /api/v1 with bearer auth", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(openApiDocument));
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+    expect(openApiDocument.info.version).toBe("1.0.0");
+    expect(openApiDocument.servers).toEqual([{ url: "/api/v1" }]);
+    expect(openApiDocument.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
+  it("is served at /api/v1/openapi.json without a key, as committed, cacheable", async () => {
+    const served = await checked("get", "/openapi.json", get("/openapi.json", null));
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(served.headers.get("cache-control")).toMatch(/max-age=\d+/);
+    expect(served.body).toEqual(JSON.parse(readFileSync(openApiDocumentUrl, "utf8")));
+  });
+
+  it("lists every public reason of the error catalogue, and no other", () => {
+    const reasons = new Set(Object.values(errorCatalogue).map((entry) => entry.reason).filter(Boolean));
+    expect(new Set(schemas.ErrorReason.enum)).toEqual(reasons);
+  });
+
+  it("states the core's limits", () => {
+    const chat = schemas.ChatCompletionRequest.properties;
+    expect(chat.model.maxLength).toBe(chatLimits.idChars);
+    expect(chat.session_id.maxLength).toBe(chatLimits.idChars);
+    expect(schemas.ChatMessage.oneOf[2].properties.tool_call_id.maxLength).toBe(chatLimits.toolCallIdChars);
+    expect(schemas.EchoedToolCall.properties.id.maxLength).toBe(chatLimits.toolCallIdChars);
+    expect(schemas.ChatMessage.description).toContain(`at most ${chatLimits.promptChars} characters`);
+    const speech = schemas.SpeechRequest.properties;
+    expect(speech.input.maxLength).toBe(speechLimits.inputChars);
+    expect(speech.model.maxLength).toBe(speechLimits.idChars);
+    expect([speech.session_id.maxLength, speech.user.maxLength]).toEqual([speechLimits.idChars, speechLimits.idChars]);
+    expect([speech.speed.minimum, speech.speed.maximum]).toEqual([speechLimits.upstreamSpeed.min, speechLimits.upstreamSpeed.max]);
+    const video = schemas.VideoGenerationRequest.properties;
+    expect([video.session_id.maxLength, video.user.maxLength]).toEqual([videoLimits.idChars, videoLimits.idChars]);
+    const limit = openApiDocument.paths["/organization/members"].get.parameters.find((p: any) => p.name === "limit").schema;
+    expect([limit.minimum, limit.maximum, limit.default]).toEqual([1, memberPaging.maxLimit, memberPaging.defaultLimit]);
+  });
+});
+
+describe("the contract check fails on a response the document does not describe", () => {
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "x-request-id": "r1", ...headers } });
+  const members = { data: [{ id: "m", email: "a@b.c", first_name: null, last_name: null, role: "org:admin" }], total_count: 1 };
+
+  it("accepts a response that matches", async () => {
+    await expect(contract.check("get", "/organization/members", json(200, members))).resolves.toMatchObject({ status: 200 });
+  });
+
+  it.each([
+    ["an undocumented status", "get", "/organization/members", () => json(418, { error: { code: 418, message: "teapot" } }), /status 418 is not documented/],
+    ["an undocumented operation", "delete", "/organization/members", () => json(200, members), /not a documented operation/],
+    ["a body missing a required member", "get", "/organization/members", () => json(200, { data: [] }), /total_count/],
+    ["a body with an undocumented member", "get", "/organization/members", () => json(200, { ...members, next: 2 }), /additional properties/],
+    ["an undocumented content type", "get", "/organization/members", () => new Response("hi", { status: 200, headers: { "content-type": "text/plain", "x-request-id": "r" } }), /content type text\/plain/],
+    ["a required header missing", "get", "/organization/members", () => new Response(JSON.stringify(members), { status: 200, headers: { "content-type": "application/json" } }), /x-request-id is missing/],
+    ["an envelope reason not in the catalogue", "get", "/videos/{id}", () => json(404, { error: { code: 404, message: "x", metadata: { reason: "gone", retryable: false } } }), /allowed values/],
+    ["a 429 without Retry-After", "post", "/videos", () => json(429, { error: { code: 429, message: "x", metadata: { reason: "rate_limited", retryable: true } } }), /Retry-After is missing/],
+    ["a speech 200 without X-Generation-Id", "post", "/audio/speech", () => new Response("RIFF", { status: 200, headers: { "content-type": "audio/pcm", "x-request-id": "r" } }), /X-Generation-Id is missing/],
+    [
+      "a chat chunk that does not match",
+      "post",
+      "/interns/{internId}/chat/completions",
+      () => new Response('data: {"id":"c","object":"chat.completion","created":1,"model":"m","choices":[]}\n\ndata: [DONE]\n\n', { status: 200, headers: { "content-type": "text/event-stream", "x-request-id": "r" } }),
+      /data payload 0 does not match/,
+    ],
+    [
+      "a chat stream without [DONE]",
+      "post",
+      "/interns/{internId}/chat/completions",
+      () => new Response('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[]}\n\n', { status: 200, headers: { "content-type": "text/event-stream", "x-request-id": "r" } }),
+      /did not end with data: \[DONE\]/,
+    ],
+  ])("%s", async (_name, method, template, response, message) => {
+    await expect(contract.check(method, template, response())).rejects.toThrow(ContractViolation);
+    await expect(contract.check(method, template, response())).rejects.toThrow(message);
+  });
+});
+
+describe("GET /organization/members", () => {
+  it("200 with a page", async () => {
+    const page = await checked("get", "/organization/members", get("/organization/members?offset=0&limit=1", h.t.tenant.management_key));
+    expect(page.status).toBe(200);
+    expect(page.body.data).toHaveLength(1);
+  });
+
+  it.each([
+    ["400 for a limit out of range", "?limit=0", "management", 400],
+    ["400 for an offset that is not an integer", "?offset=x", "management", 400],
+    ["401 without a key", "", null, 401],
+    ["401 management_key_required for a standard key", "", "standard", 401],
+  ])("%s", async (_name, query, kind, status) => {
+    const key = kind === "management" ? h.t.tenant.management_key : kind === "standard" ? h.t.tenant.api_key : null;
+    const refused = await checked("get", "/organization/members", get(`/organization/members${query}`, key));
+    expect(refused.status).toBe(status);
+  });
+});
+
+describe("video routes", () => {
+  it("submit, poll to completed, and download each output", async () => {
+    const submitted = await checked("post", "/videos", post("/videos", { model: "local/test-pattern", prompt: "openapi", duration: 1, resolution: "480p" }));
+    expect(submitted.status).toBe(200);
+    expect(submitted.body.status).toBe("pending");
+    const { job } = await waitForVideo(h.t.httpUrl, h.t.tenant.api_key, submitted.body.polling_url);
+    expect(job.status).toBe("completed");
+    const polled = await checked("get", "/videos/{id}", get(`/videos/${job.id}`));
+    expect(polled.body).toMatchObject({ status: "completed", usage: { is_byok: false } });
+    const content = await checked("get", "/videos/{id}/content", get(`/videos/${job.id}/content?index=0`));
+    expect(content.status).toBe(200);
+    expect(content.bytes!.subarray(4, 8).toString("latin1")).toBe("ftyp");
+    const missingOutput = await checked("get", "/videos/{id}/content", get(`/videos/${job.id}/content?index=7`));
+    expect(missingOutput.status).toBe(404);
+  });
+
+  it.each([
+    ["POST 400 for an unknown model", "post", "/videos", "/videos", { model: "nope/none", prompt: "x" }, "api", 400],
+    ["POST 400 for malformed JSON", "post", "/videos", "/videos", "{", "api", 400],
+    ["POST 401 without a key", "post", "/videos", "/videos", { model: "local/test-pattern", prompt: "x" }, null, 401],
+    ["POST 403 for a management key", "post", "/videos", "/videos", { model: "local/test-pattern", prompt: "x" }, "management", 403],
+    ["POST 413 above 16 MiB", "post", "/videos", "/videos", { model: "local/test-pattern", prompt: "x".repeat(videoLimits.bodyBytes) }, "api", 413],
+    ["GET 404 for an unknown job", "get", "/videos/{id}", "/videos/vid_unknown", undefined, "api", 404],
+    ["GET 401 without a key", "get", "/videos/{id}", "/videos/vid_unknown", undefined, null, 401],
+    ["GET 403 for a management key", "get", "/videos/{id}", "/videos/vid_unknown", undefined, "management", 403],
+    ["content 400 for a bad index", "get", "/videos/{id}/content", "/videos/vid_unknown/content?index=x", undefined, "api", 400],
+    ["content 404 for an unknown job", "get", "/videos/{id}/content", "/videos/vid_unknown/content", undefined, "api", 404],
+    ["content 401 without a key", "get", "/videos/{id}/content", "/videos/vid_unknown/content", undefined, null, 401],
+    ["content 403 for a management key", "get", "/videos/{id}/content", "/videos/vid_unknown/content", undefined, "management", 403],
+  ])("%s", async (_name, method, template, path, body, kind, status) => {
+    const key = kind === "api" ? h.t.tenant.api_key : kind === "management" ? h.t.tenant.management_key : null;
+    const refused = await checked(method, template, method === "post" ? post(path, body, key) : get(path, key));
+    expect(refused.status).toBe(status);
+  });
+
+  it("402 while the organization has no credits, then 429 past the member's submissions per minute", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i <= perMinute; i++) {
+      statuses.push((await checked("post", "/videos", post("/videos", { model: "local/test-pattern", prompt: "x", duration: 1 }, brokeKey))).status);
+    }
+    expect(statuses).toEqual([...Array(perMinute).fill(402), 429]);
+  });
+});
+
+describe("POST /audio/speech", () => {
+  it.each([["mp3", "audio/mpeg"], ["pcm", "audio/pcm"]])("200 %s as %s, with X-Generation-Id", async (format, contentType) => {
+    const speech = await checked("post", "/audio/speech", post("/audio/speech", { model: "local/espeak-ng", voice: "en-us", input: "Hello.", response_format: format }));
+    expect(speech.status).toBe(200);
+    expect(speech.headers.get("content-type")).toBe(contentType);
+    expect(speech.bytes!.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["400 for an empty voice", { model: "local/espeak-ng", voice: "", input: "Hi." }, "api", 400],
+    ["401 without a key", { model: "local/espeak-ng", voice: "en-us", input: "Hi." }, null, 401],
+    ["403 for a management key", { model: "local/espeak-ng", voice: "en-us", input: "Hi." }, "management", 403],
+    ["413 above 16 MiB", { model: "local/espeak-ng", voice: "en-us", input: "Hi.", padding: "x".repeat(speechLimits.bodyBytes) }, "api", 413],
+    ["502 provider_error", { model: "fake/tts", voice: "status-500", input: "Hi." }, "api", 502],
+    ["503 service_unavailable", { model: "fake/tts", voice: "status-503", input: "Hi." }, "api", 503],
+    ["524 timeout", { model: "fake/tts", voice: "status-504", input: "Hi." }, "api", 524],
+    ["529 provider_overloaded", { model: "fake/tts", voice: "status-529", input: "Hi." }, "api", 529],
+  ])("%s", async (_name, body, kind, status) => {
+    const key = kind === "api" ? h.t.tenant.api_key : kind === "management" ? h.t.tenant.management_key : null;
+    const refused = await checked("post", "/audio/speech", post("/audio/speech", body, key));
+    expect(refused.status).toBe(status);
+  });
+
+  it("402 while the organization has no credits, then 429 past the member's requests per minute", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i <= perMinute; i++) {
+      statuses.push((await checked("post", "/audio/speech", post("/audio/speech", { model: "fake/tts", voice: "alloy", input: "Hi." }, brokeKey))).status);
+    }
+    expect(statuses).toEqual([...Array(perMinute).fill(402), 429]);
+  });
+});
+
+describe("POST /interns/{internId}/chat/completions", () => {
+  const chatPath = (intern: string) => `/interns/${intern}/chat/completions`;
+  const template = "/interns/{internId}/chat/completions";
+  const chat = (body: unknown, key: string | null = h.t.tenant.api_key, intern = h.internId) => checked("post", template, post(chatPath(intern), body, key));
+
+  it("a streamed turn: role, reasoning, content, stop, final chunk with usage", async () => {
+    const turn = await chat(promptBody("think planning\nsay Hello\nusage 10 2\ncost 0.25"));
+    expect(turn.status).toBe(200);
+    expect(turn.chunks!.map((chunk) => chunk.choices[0]?.finish_reason)).toContain("stop");
+    expect(turn.chunks!.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 10 } });
+  });
+
+  it("a pause on a question (tool_calls), its answer, and the answer refused once it is not pending", async () => {
+    const asked = await chat(promptBody("permission Deploy allow_once,reject_once", { approval_mode: "manual" }));
+    const call = asked.chunks!.find((chunk) => chunk.choices[0]?.delta.tool_calls)!.choices[0].delta.tool_calls[0];
+    expect(asked.chunks!.at(-2).choices[0].finish_reason).toBe("tool_calls");
+    const sessionId = asked.chunks!.at(-1).session_id;
+    expect(asked.chunks!.at(-1).usage).toBeNull();
+    const unknown = await chat(answerBody(sessionId, { ...call, id: "call_unknown" }, "allow_once"));
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.metadata.reason).toBe("interaction_unknown");
+    const answered = await chat(answerBody(sessionId, call, "allow_once"));
+    expect(answered.status).toBe(200);
+    const again = await chat(answerBody(sessionId, call, "allow_once"));
+    expect(again.status).toBe(409);
+    expect(again.body.error.metadata.reason).toBe("interaction_not_pending");
+  });
+
+  it("an in-stream error chunk", async () => {
+    const failed = await chat(promptBody("say partial\nerror exploded"));
+    expect(failed.status).toBe(200);
+    expect(failed.chunks!.at(-2)).toMatchObject({ choices: [{ finish_reason: "error" }], error: { code: 502, metadata: { reason: "turn_failed" } } });
+  });
+
+  it.each([
+    ["400 for stream false", { messages: [{ role: "user", content: "x" }], stream: false }, "api", undefined, 400],
+    ["400 for malformed JSON", "{", "api", undefined, 400],
+    ["401 without a key", promptBody("x"), null, undefined, 401],
+    ["403 for a key whose creator left", promptBody("x"), "departed", undefined, 403],
+    ["404 for an unknown intern", promptBody("x"), "api", "nobody", 404],
+    ["404 outside the programme (a management key's organization is in it, so use the programme switch)", promptBody("x"), "api", undefined, 404],
+    ["409 intern_not_ready", promptBody("x"), "api", "asleep", 409],
+    ["413 above 1 MiB", promptBody("x".repeat(1024 * 1024)), "api", undefined, 413],
+  ])("%s", async (name, body, kind, intern, status) => {
+    const key = kind === "api" ? h.t.tenant.api_key : kind === "departed" ? departedKey : null;
+    const outside = name.includes("outside the programme");
+    if (outside) await h.t.admin.setProgrammeMembership({ orgId: h.t.tenant.organization_id, member: false });
+    try {
+      const refused = await chat(body, key, intern);
+      expect(refused.status).toBe(status);
+    } finally {
+      if (outside) await h.t.admin.setProgrammeMembership({ orgId: h.t.tenant.organization_id, member: true });
+    }
+  });
+
+  it("502 intern_unreachable, then 429 past the member's turns per minute", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i <= perMinute; i++) statuses.push((await chat(promptBody("x"), brokeKey, "unreachable")).status);
+    expect(statuses).toEqual([...Array(perMinute).fill(502), 429]);
+  });
+});
