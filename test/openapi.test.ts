@@ -270,6 +270,14 @@ describe("POST /interns/{internId}/chat/completions", () => {
     expect(again.body.error.metadata.reason).toBe("interaction_not_pending");
   });
 
+  it("an in-stream 410 run_ended when the answer cancels the run", async () => {
+    const asked = await chat(promptBody("permission Deploy", { approval_mode: "manual" }));
+    const call = asked.chunks!.find((chunk) => chunk.choices[0]?.delta.tool_calls)!.choices[0].delta.tool_calls[0];
+    const cancelled = await chat(answerBody(asked.chunks!.at(-1).session_id, call, "cancel"));
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.chunks!.at(-2)).toMatchObject({ choices: [{ finish_reason: "error" }], error: { code: 410, metadata: { reason: "run_ended" } } });
+  });
+
   it("an in-stream error chunk", async () => {
     const failed = await chat(promptBody("say partial\nerror exploded"));
     expect(failed.status).toBe(200);

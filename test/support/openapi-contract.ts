@@ -4,8 +4,8 @@ import addFormatsModule from "ajv-formats";
 import { createParser } from "eventsource-parser";
 import { openApiDocumentUrl } from "../../src/bridge/openapi-route.js";
 
-// ajv-formats is CommonJS with a `default` member; NodeNext typing sees the module object.
-const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule }).default ?? addFormatsModule;
+// ajv-formats is CommonJS: NodeNext sees its module object, whose `default` is the plugin (at run time too).
+const addFormats = addFormatsModule.default;
 
 /** The committed OpenAPI document, as the server serves it. */
 export const openApiDocument = JSON.parse(readFileSync(openApiDocumentUrl, "utf8"));
