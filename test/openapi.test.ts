@@ -147,6 +147,75 @@ describe("the contract check fails on a response the document does not describe"
   });
 });
 
+describe("request body schemas", () => {
+  const prompt = promptBody("x");
+  const video = { model: "local/test-pattern", prompt: "p" };
+  const speech = { model: "local/espeak-ng", voice: "en-us", input: "Hi." };
+  const frame = (frameType: string, type = "image_url") => ({ type, image_url: { url: "https://img.example/x.png" }, frame_type: frameType });
+  const call = { id: "i1", type: "function", function: { name: "service.provide_input", arguments: "{}" } };
+
+  it.each([
+    ["chat: messages missing", "ChatCompletionRequest", { stream: true }],
+    ["chat: messages empty", "ChatCompletionRequest", { messages: [], stream: true }],
+    ["chat: stream absent", "ChatCompletionRequest", { messages: [{ role: "user", content: "x" }] }],
+    ["chat: stream false", "ChatCompletionRequest", { ...prompt, stream: false }],
+    ["chat: stream a string", "ChatCompletionRequest", { ...prompt, stream: "true" }],
+    ["chat: unknown role", "ChatCompletionRequest", { messages: [{ role: "robot", content: "x" }], stream: true }],
+    ["chat: user content null", "ChatCompletionRequest", { messages: [{ role: "user", content: null }], stream: true }],
+    ["chat: content a number", "ChatCompletionRequest", { messages: [{ role: "user", content: 5 }], stream: true }],
+    ["chat: an image part", "ChatCompletionRequest", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }], stream: true }],
+    ["chat: approval_mode outside the enum", "ChatCompletionRequest", { ...prompt, approval_mode: "auto" }],
+    ["chat: model empty", "ChatCompletionRequest", { ...prompt, model: "" }],
+    ["chat: model too long", "ChatCompletionRequest", { ...prompt, model: "m".repeat(chatLimits.idChars + 1) }],
+    ["chat: session_id too long", "ChatCompletionRequest", { ...prompt, session_id: "s".repeat(chatLimits.idChars + 1) }],
+    ["chat: tool without tool_call_id", "ChatCompletionRequest", { messages: [{ role: "tool", content: "allow_once" }], stream: true, session_id: "s" }],
+    ["chat: tool_call_id too long", "ChatCompletionRequest", { messages: [{ role: "tool", content: "a", tool_call_id: "i".repeat(chatLimits.toolCallIdChars + 1) }], stream: true, session_id: "s" }],
+    ["chat: echoed call without function", "ChatCompletionRequest", answerBody("s", { id: "i1", type: "function" }, "allow_once")],
+    ["chat: echoed arguments not a string", "ChatCompletionRequest", answerBody("s", { ...call, function: { name: "n", arguments: {} } }, "allow_once")],
+    ["video: no model", "VideoGenerationRequest", { prompt: "p" }],
+    ["video: aspect_ratio outside the enum", "VideoGenerationRequest", { ...video, aspect_ratio: "5:4" }],
+    ["video: resolution outside the enum", "VideoGenerationRequest", { ...video, resolution: "360p" }],
+    ["video: duration 0", "VideoGenerationRequest", { ...video, duration: 0 }],
+    ["video: a fractional duration", "VideoGenerationRequest", { ...video, duration: 1.5 }],
+    ["video: a malformed size", "VideoGenerationRequest", { ...video, size: "big" }],
+    ["video: upscale_factor 0", "VideoGenerationRequest", { ...video, upscale_factor: 0 }],
+    ["video: a negative creativity", "VideoGenerationRequest", { ...video, creativity: -1 }],
+    ["video: frame_images not an array", "VideoGenerationRequest", { ...video, frame_images: "first" }],
+    ["video: a frame without frame_type", "VideoGenerationRequest", { ...video, frame_images: [{ type: "image_url", image_url: { url: "https://img.example/x.png" } }] }],
+    ["video: a middle frame", "VideoGenerationRequest", { ...video, frame_images: [frame("middle_frame")] }],
+    ["video: a frame of another type", "VideoGenerationRequest", { ...video, frame_images: [frame("first_frame", "video_url")] }],
+    ["video: a reference of an unknown type", "VideoGenerationRequest", { ...video, input_references: [{ type: "text", text: "x" }] }],
+    ["video: generate_audio not a boolean", "VideoGenerationRequest", { ...video, generate_audio: "yes" }],
+    ["video: session_id too long", "VideoGenerationRequest", { ...video, session_id: "s".repeat(videoLimits.idChars + 1) }],
+    ["video: user too long", "VideoGenerationRequest", { ...video, user: "u".repeat(videoLimits.idChars + 1) }],
+    ["speech: input empty", "SpeechRequest", { ...speech, input: "" }],
+    ["speech: input blank", "SpeechRequest", { ...speech, input: "   " }],
+    ["speech: input too long", "SpeechRequest", { ...speech, input: "x".repeat(speechLimits.inputChars + 1) }],
+    ["speech: no model", "SpeechRequest", { voice: "en-us", input: "Hi." }],
+    ["speech: voice empty", "SpeechRequest", { ...speech, voice: "" }],
+    ["speech: response_format outside the enum", "SpeechRequest", { ...speech, response_format: "wav" }],
+    ["speech: speed above every model's range", "SpeechRequest", { ...speech, speed: 5 }],
+    ["speech: a reference of an unknown type", "SpeechRequest", { ...speech, input_references: [{ type: "image_url" }] }],
+    ["speech: session_id too long", "SpeechRequest", { ...speech, session_id: "s".repeat(speechLimits.idChars + 1) }],
+    ["speech: user too long", "SpeechRequest", { ...speech, user: "u".repeat(speechLimits.idChars + 1) }],
+  ])("%s: refused by the schema and by the server (400)", async (_name, schema, body) => {
+    expect(contract.matches(schema, body)).toBe(false);
+    const path = { ChatCompletionRequest: "/interns/{internId}/chat/completions", VideoGenerationRequest: "/videos", SpeechRequest: "/audio/speech" }[schema]!;
+    const refused = await checked("post", path, post(path.replace("{internId}", h.internId), body));
+    expect(refused.status).toBe(400);
+  });
+
+  it.each([
+    ["chat: a prompt", "ChatCompletionRequest", promptBody("x", { approval_mode: "manual", model: "m", session_id: "s" })],
+    ["chat: a prompt of text parts after history", "ChatCompletionRequest", { messages: [{ role: "system", content: "s" }, { role: "assistant", content: null }, { role: "user", content: [{ type: "text", text: "x" }] }], stream: true }],
+    ["chat: an answer", "ChatCompletionRequest", answerBody("s", { ...call, index: 0 }, "allow_once")],
+    ["video: every member", "VideoGenerationRequest", { ...video, aspect_ratio: "16:9", resolution: "720p", size: "1280x720", duration: 2, seed: -3, generate_audio: false, callback_url: "https://hooks.example/v", frame_images: [frame("first_frame"), frame("last_frame")], input_references: [{ type: "audio_url", audio_url: { url: "https://a.example/x.mp3" } }], provider: { options: { openai: { quality: "high" } } }, session_id: "s", user: "u", trace: { trace_id: "t", custom: 1 } }],
+    ["speech: every member", "SpeechRequest", { ...speech, response_format: "mp3", speed: 1.5, input_references: [{ type: "input_audio", input_audio: { data: "data:audio/wav;base64,UklGRg==", format: "wav" } }, { type: "text", text: "hi" }], provider: { options: { openai: {} } }, session_id: "s", user: "u", trace: { span_name: "x" } }],
+  ])("%s: accepted by the schema", (_name, schema, body) => {
+    expect(contract.matches(schema, body)).toBe(true);
+  });
+});
+
 describe("GET /organization/members", () => {
   it("200 with a page", async () => {
     const page = await checked("get", "/organization/members", get("/organization/members?offset=0&limit=1", h.t.tenant.management_key));
@@ -168,7 +237,9 @@ describe("GET /organization/members", () => {
 
 describe("video routes", () => {
   it("submit, poll to completed, and download each output", async () => {
-    const submitted = await checked("post", "/videos", post("/videos", { model: "local/test-pattern", prompt: "openapi", duration: 1, resolution: "480p" }));
+    const body = { model: "local/test-pattern", prompt: "openapi", duration: 1, resolution: "480p" };
+    expect(contract.matches("VideoGenerationRequest", body)).toBe(true);
+    const submitted = await checked("post", "/videos", post("/videos", body));
     expect(submitted.status).toBe(200);
     expect(submitted.body.status).toBe("pending");
     const { job } = await waitForVideo(h.t.httpUrl, h.t.tenant.api_key, submitted.body.polling_url);
@@ -212,7 +283,9 @@ describe("video routes", () => {
 
 describe("POST /audio/speech", () => {
   it.each([["mp3", "audio/mpeg"], ["pcm", "audio/pcm"]])("200 %s as %s, with X-Generation-Id", async (format, contentType) => {
-    const speech = await checked("post", "/audio/speech", post("/audio/speech", { model: "local/espeak-ng", voice: "en-us", input: "Hello.", response_format: format }));
+    const body = { model: "local/espeak-ng", voice: "en-us", input: "Hello.", response_format: format };
+    expect(contract.matches("SpeechRequest", body)).toBe(true);
+    const speech = await checked("post", "/audio/speech", post("/audio/speech", body));
     expect(speech.status).toBe(200);
     expect(speech.headers.get("content-type")).toBe(contentType);
     expect(speech.bytes!.length).toBeGreaterThan(0);

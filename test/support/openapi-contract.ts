@@ -104,6 +104,11 @@ export function createOpenApiContract(document: any = openApiDocument) {
   }
 
   return {
+    /** Whether `value` matches the component schema `name`, for request bodies. */
+    matches(name: string, value: unknown): boolean {
+      return validatorAt(`components/schemas/${pointer(name)}`)(value);
+    },
+
     /**
      * Reads `response` whole and checks it against the operation
      * `method path` (a path template of the document, such as `/videos/{id}`).
