@@ -17,7 +17,7 @@ import { fakeApiKey, startFakeOpenAiSpeechServer, type FakeOpenAiSpeechServer } 
 const contract = createOpenApiContract();
 const schemas = openApiDocument.components.schemas;
 /** Each rate limit of the server under test; the "broke" member spends them. */
-const perMinute = 10;
+const perMinute = 12;
 
 let h: ChatHarness;
 let upstream: FakeOpenAiSpeechServer;
@@ -349,6 +349,22 @@ describe("POST /interns/{internId}/chat/completions", () => {
     const cancelled = await chat(answerBody(asked.chunks!.at(-1).session_id, call, "cancel"));
     expect(cancelled.status).toBe(200);
     expect(cancelled.chunks!.at(-2)).toMatchObject({ choices: [{ finish_reason: "error" }], error: { code: 410, metadata: { reason: "run_ended" } } });
+  });
+
+  it("409 busy with Retry-After while another turn runs in the session", async () => {
+    const first = await chat(promptBody("say x"));
+    const sessionId = first.chunks!.at(-1).session_id;
+    const gate = join(modelsDir, "busy-gate");
+    const running = await h.open(promptBody(`say started\nwait ${gate}\nsay released`, { session_id: sessionId }));
+    // The stream's first bytes mean the turn holds the session.
+    const reader = running.body!.getReader();
+    await reader.read();
+    const busy = await chat(promptBody("say again", { session_id: sessionId }));
+    writeFileSync(gate, "");
+    while (!(await reader.read()).done);
+    expect(busy.status).toBe(409);
+    expect(busy.body.error.metadata.reason).toBe("busy");
+    expect(busy.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
   it("an in-stream error chunk", async () => {
