@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
 import type { Transport } from "@connectrpc/connect";
 import { catalogueError } from "../core/error-catalogue.js";
 import { registerMembersRoute } from "./members-route.js";
+import { registerOpenApiRoute } from "./openapi-route.js";
 import { sendError } from "./send-error.js";
 
 /** Options for {@link bridgePlugin}. */
@@ -32,5 +33,6 @@ export async function bridgePlugin(app: FastifyInstance, options: BridgeOptions)
   app.setErrorHandler((error: FastifyError, request, reply) => sendError(reply, frameworkError(error, request)));
   app.setNotFoundHandler((request, reply) => sendError(reply, catalogueError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`)));
   registerMembersRoute(app, options.transport);
+  registerOpenApiRoute(app);
   for (const register of options.routes ?? []) register(app, options.transport);
 }
