@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PassThrough } from "node:stream";
 import { createClient, ConnectError } from "@connectrpc/connect";
 import { OrganizationService } from "../src/gen/switchboard/v1/organization_pb.js";
-import { startTestServer, grpcTransportFor, type TestServer } from "./support/test-server.js";
+import { grpcTransportFor, type TestServer } from "./support/test-server.js";
+import { promptBody, readChat, startChatHarness, type ChatHarness } from "./support/chat-harness.js";
 import { postSpeech } from "./support/speech-http.js";
 
+let h: ChatHarness;
 let t: TestServer;
 const lines: string[] = [];
 const entries = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -25,9 +27,10 @@ const spokenText = "a sentence nobody may log";
 beforeAll(async () => {
   const stream = new PassThrough();
   stream.on("data", (chunk: Buffer) => lines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
-  t = await startTestServer({}, {}, stream);
+  h = await startChatHarness({ logStream: stream });
+  t = h.t;
 });
-afterAll(() => t?.close());
+afterAll(() => h?.close());
 
 describe("structured logs", () => {
   it("write one line per bridge request with route, status, organization, latency and request id", async () => {
@@ -80,6 +83,23 @@ describe("structured logs", () => {
     expect(lines.join("\n")).not.toContain(reply.audio.subarray(0, 24).toString("base64"));
   });
 
+  it("write one line for a streamed chat turn, with its completion id as generation id, once the stream ended", async () => {
+    const response = await fetch(`${t.httpUrl}/api/v1/interns/${h.internId}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.tenant.api_key}`, "content-type": "application/json", "x-request-id": "req-chat" },
+      body: JSON.stringify(promptBody(`say ${prompt}`)),
+    });
+    const result = await readChat(response);
+    expect(result.done).toBe(true);
+    expect(await lineOf("req-chat")).toMatchObject({
+      route: "/api/v1/interns/:internId/chat/completions",
+      status: 200,
+      org_id: t.tenant.organization_id,
+      generation_id: result.chunks[0].id,
+      rpc: "switchboard.v1.InternChatService/CreateChatCompletion",
+    });
+  });
+
   it("write one line per direct gRPC call, with its method, gRPC code and public status", async () => {
     const members = createClient(OrganizationService, grpcTransportFor(t.grpcUrl, t.tenant.management_key));
     await members.listMembers({}, { headers: { "x-request-id": "grpc-ok" } });
@@ -106,8 +126,9 @@ describe("structured logs", () => {
     await lineOf("req-prompt");
     await lineOf("req-admin");
     // Every request above, and nothing else, wrote exactly one line: no second line from the core call a bridge request made.
-    const ids = entries().filter((entry) => entry.msg === "request").map((entry) => entry.request_id);
-    expect(ids.sort()).toEqual(["grpc-ok", "grpc-refused", "req-123", "req-400", "req-401", "req-404", "req-admin", "req-prompt", "req-speech"]);
+    const setup = "/switchboard.admin.v1.AdminService/AddIntern"; // the harness registering its intern
+    const ids = entries().filter((entry) => entry.msg === "request" && entry.route !== setup).map((entry) => entry.request_id);
+    expect(ids.sort()).toEqual(["grpc-ok", "grpc-refused", "req-123", "req-400", "req-401", "req-404", "req-admin", "req-chat", "req-prompt", "req-speech"]);
     const all = lines.join("\n");
     for (const secret of [t.tenant.management_key, t.tenant.api_key, "sb-v1-guessed-key", t.server.adminToken, prompt, spokenText]) {
       expect(all).not.toContain(secret);
