@@ -58,12 +58,13 @@ describe("/metrics", () => {
     const before = await metricsOf();
     const response = await h.open(promptBody(`say started\nwait ${gate}\npermission Deploy allow_once,reject_once\nsay done`, { approval_mode: "manual" }));
     const reader = response.body!.getReader();
-    await reader.read();
+    const parts: Buffer[] = [];
+    const first = await reader.read();
+    parts.push(Buffer.from(first.value!));
     expect((await metricsOf()).value("switchboard_open_sse_streams")).toBe(1);
     writeFileSync(gate, "");
-    const rest: Uint8Array[] = [];
-    for (let part = await reader.read(); !part.done; part = await reader.read()) rest.push(part.value);
-    const asked = await readChat(new Response(new Blob(rest).stream(), { headers: response.headers }));
+    for (let part = await reader.read(); !part.done; part = await reader.read()) parts.push(Buffer.from(part.value));
+    const asked = await readChat(new Response(Buffer.concat(parts).toString("utf8"), { headers: response.headers }));
     expect(finishOf(asked).choices[0].finish_reason).toBe("tool_calls");
     const sessionId = asked.chunks.at(-1).session_id;
     const answered = await h.chat(answerBody(sessionId, toolCallOf(asked), "allow_once"));
