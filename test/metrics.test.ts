@@ -117,6 +117,17 @@ describe("/metrics", () => {
     expect(after.value("switchboard_video_jobs", { status: "pending" })).toBe(0);
   });
 
+  // The embedded demo host exists only on the embedded store.
+  it.skipIf(process.env.SWITCHBOARD_TEST_STORE === "postgres")("shows the embedded intern host's series on the gateway's /metrics", async () => {
+    const embedded = await startTestServer({ EMBEDDED_INTERN_HOST: "1" });
+    try {
+      const names = (await scrape(`${embedded.httpUrl}/metrics`)).names;
+      for (const name of ["switchboard_intern_paused_runs", "switchboard_intern_active_runs"]) expect(names).toContain(name);
+    } finally {
+      await embedded.close();
+    }
+  });
+
   it("includes the event-loop delay among the process defaults", async () => {
     const names = (await metricsOf()).names;
     for (const name of ["nodejs_eventloop_lag_seconds", "nodejs_eventloop_lag_p99_seconds", "process_cpu_seconds_total"]) expect(names).toContain(name);
