@@ -78,6 +78,24 @@ describe("/metrics", () => {
     expect(turns({ finish: "tool_calls", reason: "" })).toBe(1);
     expect(turns({ finish: "stop", reason: "" })).toBe(1);
     expect(turns({ finish: "error", reason: "turn_failed" })).toBe(1);
+    const chatCalls = { service: "switchboard.v1.InternChatService", method: "CreateChatCompletion", code: "ok", reason: "" };
+    expect(after.value("switchboard_rpc_duration_seconds_count", chatCalls) - before.value("switchboard_rpc_duration_seconds_count", chatCalls)).toBe(3);
+  });
+
+  it("counts a chat stream its caller left as canceled (499 client_closed_request)", async () => {
+    const left = { service: "switchboard.v1.InternChatService", method: "CreateChatCompletion", code: "canceled", reason: "client_closed_request" };
+    const before = (await metricsOf()).value("switchboard_rpc_duration_seconds_count", left);
+    const caller = new AbortController();
+    const response = await h.open(promptBody("say hi\nsleep 30000"), { signal: caller.signal });
+    await response.body!.getReader().read();
+    caller.abort();
+    // The call is recorded once the core has noticed the caller left.
+    let after = await metricsOf();
+    while (after.value("switchboard_open_sse_streams") !== 0 || after.value("switchboard_rpc_duration_seconds_count", left) === before) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      after = await metricsOf();
+    }
+    expect(after.value("switchboard_rpc_duration_seconds_count", left) - before).toBe(1);
   });
 
   it("observes the real-time factor of a speech synthesis", async () => {

@@ -34,6 +34,7 @@ export interface CallObserver {
 /** What a handler tells the observer about its call. */
 interface CallNotes {
   generationId?: string;
+  callerLeft?: boolean;
 }
 
 const callNotesKey = createContextKey<CallNotes | undefined>(undefined, { description: "call notes for the observer" });
@@ -42,6 +43,15 @@ const callNotesKey = createContextKey<CallNotes | undefined>(undefined, { descri
 export function noteGenerationId(context: HandlerContext, generationId: string | undefined): void {
   const notes = context.values.get(callNotesKey);
   if (notes && generationId) notes.generationId = generationId;
+}
+
+/**
+ * Marks a stream that ended quietly because its caller went away (chat promises
+ * such a caller no final event), so it is counted as canceled, not as a success.
+ */
+export function noteCallerLeft(context: HandlerContext): void {
+  const notes = context.values.get(callNotesKey);
+  if (notes) notes.callerLeft = true;
 }
 
 /** A stream its reader stopped reading before the end (the caller went away). */
@@ -92,7 +102,7 @@ export function createCallObserver(observer: CallObserver): Interceptor {
         let outcome: unknown = callerLeft;
         try {
           yield* messages;
-          outcome = undefined;
+          outcome = notes.callerLeft ? callerLeft : undefined;
         } catch (error) {
           outcome = error;
           throw error;

@@ -8,7 +8,7 @@ import {
   type CreateChatCompletionResponse,
 } from "../../gen/switchboard/v1/chat_pb.js";
 import type { Store } from "../../store/store.js";
-import { noteGenerationId } from "../call-observer.js";
+import { noteCallerLeft, noteGenerationId } from "../call-observer.js";
 import { callerOf } from "../caller.js";
 import { catalogueError, catalogueErrorForReason, describeError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
@@ -199,6 +199,8 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
           }
           yield response;
         }
+        // The relay ends without the final chunk only when the caller went away.
+        if (!terminated) noteCallerLeft(context);
       } finally {
         context.signal.removeEventListener("abort", releaseHost);
         options.drainSignal?.removeEventListener("abort", releaseHost);
