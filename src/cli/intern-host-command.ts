@@ -37,6 +37,7 @@ export function registerInternHostCommand(program: Command): void {
     .option("--interaction-deadline <seconds>", "seconds a question waits before its run is cancelled", positiveSeconds, hostDefaults.interactionDeadlineSeconds)
     .option("--replay-bytes <n>", "bytes of undelivered output a run retains", positiveInteger, hostDefaults.replayBytes)
     .option("--max-paused-runs <n>", "runs held open across a question at once", positiveInteger, hostDefaults.maxPausedRuns)
+    .option("--metrics-listen <host:port>", "serve Prometheus metrics on GET /metrics at this address (HTTP/1.1)", listenAddress)
     .action(async (options) => {
       const logger = createLogger(process.env.LOG_LEVEL || "info");
       const host = await startInternHost({
@@ -48,12 +49,13 @@ export function registerInternHostCommand(program: Command): void {
         interactionDeadlineSeconds: options.interactionDeadline,
         replayBytes: options.replayBytes,
         maxPausedRuns: options.maxPausedRuns,
+        metricsListen: options.metricsListen,
         logger,
       }).catch((error: Error) => {
         logger.fatal({ err: error }, "could not start the intern host");
         process.exit(1);
       });
-      logger.info({ url: host.url }, "intern host serving");
+      logger.info({ url: host.url, metrics_url: host.metricsUrl }, "intern host serving");
       const stop = () => host.close().then(() => process.exit(0), () => process.exit(1));
       process.once("SIGTERM", stop);
       process.once("SIGINT", stop);

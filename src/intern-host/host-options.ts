@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
+import type { Registry } from "prom-client";
 import { z } from "zod";
 import { defaultModePreferences, type ModePreferences } from "./mode-preferences.js";
 
@@ -27,6 +28,8 @@ export interface InternHostRoutesOptions {
   /** ACP mode ids to prefer per approval mode, replacing the defaults of that mode. */
   modePreferences?: { selfDrive?: readonly string[]; manual?: readonly string[] };
   logger?: HostLogger;
+  /** Registers the host's metrics here (prom-client); the gateway passes its own for the embedded host. */
+  metricsRegistry?: Registry;
 }
 
 /** The options after defaults and validation, read once and passed down. */

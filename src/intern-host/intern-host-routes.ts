@@ -8,6 +8,7 @@ import {
 } from "../gen/switchboard/host/v1/host_pb.js";
 import { createBearerAuth } from "./bearer-auth.js";
 import { resolveHostOptions, type InternHostRoutesOptions } from "./host-options.js";
+import { createHostMetrics } from "./host-metrics.js";
 import { createRunCoordinator } from "./run-coordinator.js";
 
 /**
@@ -32,7 +33,11 @@ export interface InternHostRoutes {
 export function createInternHostRoutes(options: InternHostRoutesOptions): InternHostRoutes {
   const resolved = resolveHostOptions(options);
   const authorize = createBearerAuth(resolved.token);
-  const coordinator = createRunCoordinator(resolved);
+  // The gauges read the coordinator only when scraped, after it exists.
+  const metrics =
+    options.metricsRegistry &&
+    createHostMetrics(options.metricsRegistry, { pausedRuns: () => coordinator.status().pausedRuns, activeRuns: () => coordinator.status().activeRuns });
+  const coordinator = createRunCoordinator(resolved, { onInteractionEnded: metrics?.interactionEnded });
   const check = (context: HandlerContext) => authorize(context.requestHeader);
 
   return {

@@ -1,8 +1,10 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { collectDefaultMetrics, Registry } from "prom-client";
 import type { InternHostRoutesOptions } from "./host-options.js";
 import { createInternHostRoutes } from "./intern-host-routes.js";
+import { startMetricsListener, type MetricsListener } from "./metrics-listener.js";
 
 /** Options of `switchboard intern-host`: the host's own options plus where to listen. */
 export interface InternHostOptions extends InternHostRoutesOptions {
@@ -10,6 +12,8 @@ export interface InternHostOptions extends InternHostRoutesOptions {
   host?: string;
   /** Port to bind; 0 picks a free one (see `RunningInternHost.port`). */
   port: number;
+  /** Serves the host's metrics (its own registry) on `GET /metrics` at this address, over HTTP/1.1 (`--metrics-listen`). */
+  metricsListen?: { host: string; port: number };
 }
 
 /** A listening intern host. */
@@ -17,6 +21,8 @@ export interface RunningInternHost {
   /** `http://host:port`, for gRPC, Connect and gRPC-Web clients over HTTP/2 cleartext. */
   readonly url: string;
   readonly port: number;
+  /** `http://host:port/metrics` when `metricsListen` was given. */
+  readonly metricsUrl?: string;
   /** Ends every run, terminates the agent and closes the listener and its connections. */
   close(): Promise<void>;
 }
@@ -28,7 +34,9 @@ export interface RunningInternHost {
  * cannot, reports it in GetHostStatus, and keeps retrying with backoff.
  */
 export async function startInternHost(options: InternHostOptions): Promise<RunningInternHost> {
-  const host = createInternHostRoutes(options);
+  const registry = options.metricsListen && new Registry();
+  if (registry) collectDefaultMetrics({ register: registry });
+  const host = createInternHostRoutes(registry ? { ...options, metricsRegistry: registry } : options);
   const server = http2.createServer(connectNodeAdapter({ routes: host.routes }));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
@@ -48,13 +56,23 @@ export async function startInternHost(options: InternHostOptions): Promise<Runni
     await host.close();
     throw error;
   }
+  let metrics: MetricsListener | undefined;
+  try {
+    if (registry && options.metricsListen) metrics = await startMetricsListener(registry, options.metricsListen.host, options.metricsListen.port);
+  } catch (error) {
+    await host.close();
+    server.close();
+    throw error;
+  }
   host.startAgent().catch((error: unknown) => options.logger?.error({ err: String(error) }, "agent did not start; retrying with backoff"));
   const { port } = server.address() as AddressInfo;
   const urlHost = hostname.includes(":") ? `[${hostname}]` : hostname;
   return {
     url: `http://${urlHost}:${port}`,
     port,
+    metricsUrl: metrics?.url,
     async close() {
+      await metrics?.close();
       await host.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Let streams flush their terminal events, then drop connections that idle on.

@@ -39,7 +39,12 @@ export interface RunOptions {
   /** Lets the host index the question so an answer can find it. */
   onInteractionShown(interaction: Interaction): void;
   onEnded(run: Run): void;
+  /** Told how each question shown or queued ended (metrics). */
+  onInteractionEnded?(outcome: InteractionOutcome): void;
 }
+
+/** How a question ended: answered, its deadline passed, the agent withdrew it, or its run ended first. */
+export type InteractionOutcome = "answered" | "expired" | "withdrawn" | "closed";
 
 /**
  * One turn of an ACP session as the host owns it: its output log, its
@@ -225,7 +230,7 @@ export function createRun(options: RunOptions): Run {
     deadline = setTimeout(() => {
       if (shown !== next) return;
       shown = undefined;
-      settle(next, "closed", next.request.cancelled);
+      settle(next, "closed", next.request.cancelled, "expired");
       run.cancel("The interaction deadline passed.");
     }, options.interactionDeadlineMs);
     options.onInteractionShown(next);
@@ -246,9 +251,10 @@ export function createRun(options: RunOptions): Run {
     }
   }
 
-  function settle(interaction: PendingInteraction, state: "answered" | "withdrawn" | "closed", response: unknown): void {
+  function settle(interaction: PendingInteraction, state: "answered" | "withdrawn" | "closed", response: unknown, outcome: InteractionOutcome = state): void {
     if (interaction.state !== "queued" && interaction.state !== "shown") return;
     interaction.state = state;
+    options.onInteractionEnded?.(outcome);
     interaction.stopListening();
     interaction.respond(response);
   }

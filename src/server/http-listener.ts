@@ -3,6 +3,8 @@ import type { ConnectRouter, ConnectRouterOptions, Transport } from "@connectrpc
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Logger } from "pino";
 import { bridgePlugin, type BridgeOptions } from "../bridge/bridge-plugin.js";
+import { replyReason } from "../bridge/reply-reason.js";
+import { runWithHttpCallNotes, type HttpCallNotes } from "./http-call-notes.js";
 import type { Metrics } from "./metrics.js";
 
 /** Options for {@link createHttpListener}. */
@@ -38,11 +40,32 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
     if (!/^[\w.-]{1,64}$/.test(request.id)) request.id = crypto.randomUUID();
     reply.header("x-request-id", request.id);
   });
+  const callNotes = new WeakMap<object, HttpCallNotes>();
+  // After body parsing, so the handler and the core calls it makes run inside the notes' context.
+  app.addHook("preHandler", (request, _reply, done) => {
+    const notes: HttpCallNotes = {};
+    callNotes.set(request, notes);
+    runWithHttpCallNotes(notes, done);
+  });
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
-    const seconds = reply.elapsedTime / 1000;
-    options.metrics.httpRequests.observe({ route, method: request.method, status: String(reply.statusCode), reason: "" }, seconds);
-    request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
+    const notes = callNotes.get(request) ?? {};
+    // The bridge's envelope reason when it refused the request, else the core call's (an in-stream failure).
+    const reason = replyReason(reply) ?? notes.reason ?? "";
+    options.metrics.httpRequests.observe({ route, method: request.method, status: String(reply.statusCode), reason }, reply.elapsedTime / 1000);
+    request.log.info(
+      {
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        reason: reason || undefined,
+        rpc: notes.service && `${notes.service}/${notes.method}`,
+        org_id: notes.orgId,
+        generation_id: notes.generationId,
+        ms: Math.round(reply.elapsedTime),
+      },
+      "request",
+    );
   });
   await app.register(fastifyConnectPlugin, { ...options.routerOptions, routes: options.routes });
   await app.register(bridgePlugin, { prefix: "/api/v1", transport: options.bridgeTransport, routes: options.bridgeRoutes });

@@ -12,6 +12,7 @@ import { file_switchboard_v1_organization } from "../gen/switchboard/v1/organiza
 import { file_switchboard_v1_speech } from "../gen/switchboard/v1/speech_pb.js";
 import { file_switchboard_v1_video } from "../gen/switchboard/v1/video_pb.js";
 import { createAuthInterceptor } from "../core/auth-interceptor.js";
+import { createCallObserver } from "../core/call-observer.js";
 import { createCoreRoutes } from "../core/core-routes.js";
 import { createKeyCache } from "../core/key-cache.js";
 import { createInternDirectory } from "../core/chat/intern-directory.js";
@@ -26,6 +27,7 @@ import type { BridgeOptions } from "../bridge/bridge-plugin.js";
 import { resolveAdminToken } from "./admin-token.js";
 import { bootstrapTenant, isEmptyStore, type BootstrapTenant } from "./bootstrap.js";
 import type { ServerConfig } from "./config.js";
+import { createCallRecorder } from "./call-recorder.js";
 import { createGrpcListener } from "./grpc-listener.js";
 import { startEmbeddedInternHost } from "./embedded-intern-host.js";
 import { createHealthService } from "./health-service.js";
@@ -75,7 +77,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     let bootstrap: BootstrapTenant | undefined;
     if ((embedded || config.bootstrap) && (await isEmptyStore(store))) bootstrap = await bootstrapTenant(store, config.dataDir);
 
-    const demoHost = embedded && config.embeddedInternHost ? await startEmbeddedInternHost(store, config.dataDir, logger) : undefined;
+    const metrics = createMetrics({ videoJobs: () => store.videoJobs.countUnfinished() });
+    const demoHost = embedded && config.embeddedInternHost ? await startEmbeddedInternHost(store, config.dataDir, logger, metrics.registry) : undefined;
     if (demoHost) cleanups.push(() => demoHost.close());
 
     const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined;
@@ -89,11 +92,11 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // Warming eSpeak takes both cores for several seconds: not ready until it is over.
     let speechWarm = false;
     void speechModels.warmedUp().then(() => (speechWarm = true));
-    const video = await startVideo(config, store, logger, redis);
+    const video = await startVideo(config, store, logger, metrics, redis);
     cleanups.push(() => video.close());
-    const metrics = createMetrics();
     const keys = createKeyCache((hash) => store.apiKeys.findByHash(hash), { ttlMs: 5_000, maxEntries: 50_000 });
-    const interceptors: Interceptor[] = [createAuthInterceptor({ keys, adminToken })];
+    // The observer comes first so it also sees the auth interceptor's refusals.
+    const interceptors: Interceptor[] = [createCallObserver(createCallRecorder(metrics, logger)), createAuthInterceptor({ keys, adminToken })];
     // At the end of the grace period open chat streams are drained (ended with
     // a well-formed error chunk); a moment later every handler is aborted.
     const drain = new AbortController();
@@ -111,12 +114,14 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         requestTimeoutMs: config.internRequestTimeoutMs,
         namespace: config.namespace,
         drainSignal: drain.signal,
+        onTurnEnd: (finish, reason) => metrics.chatTurns.inc({ finish, reason }),
       },
       speech: {
         registry: speechModels,
         limiter: createRateLimiter({ name: "speech", points: config.speechRequestsPerMinute, durationSeconds: 60, redis }),
         logger: logger.child({ service: "speech" }),
         onSynthesis: (open) => metrics.speechSyntheses.inc(open ? 1 : -1),
+        onRealTimeFactor: (model, factor) => metrics.speechRealTimeFactor.observe({ model }, factor),
       },
       video: video.service,
     });

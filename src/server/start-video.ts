@@ -12,6 +12,7 @@ import { createWebhookSender } from "../providers/webhook/index.js";
 import { createJobQueue } from "../store/job-queue.js";
 import type { Store } from "../store/store.js";
 import type { ServerConfig } from "./config.js";
+import type { Metrics } from "./metrics.js";
 
 /** Video generation as the server runs it: the service's dependencies, and how to stop the workers. */
 export interface RunningVideo {
@@ -27,7 +28,7 @@ export interface RunningVideo {
  * embedded store is the only one, so at start it requeues every unfinished
  * job at once instead of waiting for leases to lapse.
  */
-export async function startVideo(config: ServerConfig, store: Store, logger: Logger, redis?: Redis): Promise<RunningVideo> {
+export async function startVideo(config: ServerConfig, store: Store, logger: Logger, metrics: Metrics, redis?: Redis): Promise<RunningVideo> {
   const log = logger.child({ service: "video" });
   const models = await loadVideoModels(config.modelsFile);
   const closing: (() => Promise<void>)[] = [() => models.close()];
@@ -56,6 +57,8 @@ export async function startVideo(config: ServerConfig, store: Store, logger: Log
       owner: `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
       recoverAllAtStart: !config.databaseUrl,
       logger: log,
+      onJobFinished: (status, seconds) => metrics.videoJobDuration.observe({ status }, seconds),
+      onWebhookOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
     });
     closing.push(() => workers.stop());
     return {

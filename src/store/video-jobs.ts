@@ -242,6 +242,15 @@ export function createVideoJobs(db: Queryable) {
       );
       return rows.map((row) => row.id);
     },
+    /** How many jobs wait (`pending`) and run (`in_progress`): the queue's depth, read on each metrics scrape through the partial index of unfinished jobs. */
+    async countUnfinished(): Promise<Record<"pending" | "in_progress", number>> {
+      const rows = await db.query<{ status: "pending" | "in_progress"; jobs: number }>(
+        `SELECT status, count(*)::int AS jobs FROM video_jobs WHERE status IN ('pending', 'in_progress') GROUP BY status`,
+      );
+      const counts = { pending: 0, in_progress: 0 };
+      for (const row of rows) counts[row.status] = Number(row.jobs);
+      return counts;
+    },
     /** Unfinished jobs past their time to live that no live worker holds (a held one expires itself). */
     async overdue(limit: number): Promise<string[]> {
       const rows = await db.query<{ id: string }>(`SELECT id FROM video_jobs WHERE ${unfinishedAndUnheld} AND expires_at < now() ORDER BY expires_at LIMIT $1`, [limit]);

@@ -77,9 +77,9 @@ export const promptBody = (prompt: string, extra: object = {}) => ({ stream: tru
 
 /** Starts a server and a host with the scripted agent, registered as intern `scripted`. */
 export async function startChatHarness(
-  options: { env?: Record<string, string>; host?: Partial<InternHostOptions>; agentFlags?: string[] } = {},
+  options: { env?: Record<string, string>; host?: Partial<InternHostOptions>; agentFlags?: string[]; logStream?: NodeJS.WritableStream } = {},
 ): Promise<ChatHarness> {
-  const t = await startTestServer(options.env);
+  const t = await startTestServer(options.env, {}, options.logStream);
   const token = "host-token-for-tests";
   const host = await startInternHost({ port: 0, token, agent: scriptedAgentCommand(...(options.agentFlags ?? [])), ...options.host });
   const internId = "scripted";

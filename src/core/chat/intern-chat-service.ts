@@ -7,6 +7,7 @@ import {
   type ChatCompletionChunk,
   type CreateChatCompletionResponse,
 } from "../../gen/switchboard/v1/chat_pb.js";
+import { noteCallerLeft, noteGenerationId } from "../call-observer.js";
 import { callerOf } from "../caller.js";
 import { catalogueError, catalogueErrorForReason, describeError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
@@ -33,6 +34,8 @@ export interface InternChatServiceOptions {
    * well-formed `stream_severed` ending instead of a cut connection.
    */
   drainSignal?: AbortSignal;
+  /** Told how each relayed turn ended: its finish (`stop`, `tool_calls`, `error`) and the error's reason. */
+  onTurnEnd?: (finish: string, reason: string) => void;
 }
 
 const keepalive = create(CreateChatCompletionResponseSchema, { event: { case: "keepalive", value: {} } });
@@ -187,9 +190,17 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
         });
         const chunks = createChunkBuilder({ model: turn.model ?? `${options.namespace}/intern`, toolName: `${options.namespace}.provide_input` });
         for await (const response of relayRun(first, events, chunks, { heartbeatMs: options.heartbeatMs, signal: context.signal, drainSignal: options.drainSignal })) {
-          if (response.event.case === "chunk" && response.event.value.final) terminated = true;
+          if (response.event.case === "chunk") {
+            const chunk = response.event.value;
+            noteGenerationId(context, chunk.id);
+            const finish = chunk.choices[0]?.finishReason;
+            if (finish) options.onTurnEnd?.(finish, chunk.error?.metadata?.reason ?? "");
+            if (chunk.final) terminated = true;
+          }
           yield response;
         }
+        // The relay ends without the final chunk only when the caller went away.
+        if (!terminated) noteCallerLeft(context);
       } finally {
         context.signal.removeEventListener("abort", releaseHost);
         options.drainSignal?.removeEventListener("abort", releaseHost);

@@ -10,6 +10,7 @@ import {
 } from "../../gen/switchboard/v1/speech_pb.js";
 import { speechCost, type SpeechModelRegistry } from "../../providers/speech/index.js";
 import type { Store } from "../../store/store.js";
+import { noteGenerationId } from "../call-observer.js";
 import { callerOf } from "../caller.js";
 import { catalogueError, describeError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
@@ -27,7 +28,12 @@ export interface SpeechServiceOptions {
   logger?: Pick<Logger, "info" | "error">;
   /** Told when a synthesis starts holding an engine and when it lets go (a gauge). */
   onSynthesis?: (open: boolean) => void;
+  /** Seconds of audio per second of wall time of each completed PCM synthesis (MP3 sizes do not tell a duration). */
+  onRealTimeFactor?: (model: string, factor: number) => void;
 }
+
+/** 24 kHz × 16-bit mono. */
+const pcmBytesPerSecond = 48_000;
 
 /**
  * When a failed synthesis is refunded. `first-audio` (streaming): only when
@@ -98,6 +104,7 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
     }
 
     const generationId = newGenerationId();
+    noteGenerationId(context, generationId);
     const startedAt = performance.now();
     let audioBytes = 0;
     let outcome = "abandoned";
@@ -148,6 +155,8 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
         yield audioEvent(chunk);
       }
       outcome = "completed";
+      const wallSeconds = (performance.now() - startedAt) / 1000;
+      if (speech.engineRequest.format === "pcm" && wallSeconds > 0) options.onRealTimeFactor?.(speech.model.id, audioBytes / pcmBytesPerSecond / wallSeconds);
     } catch (error) {
       if (outcome === "abandoned") outcome = context.signal.aborted ? "cancelled" : describeError(error).reason || "failed";
       throw error;

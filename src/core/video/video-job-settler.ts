@@ -17,7 +17,12 @@ export interface VideoJobSettler {
 }
 
 /** Creates the settler over the store and the queue. */
-export function createVideoJobSettler(options: { store: Pick<Store, "db">; queue: Pick<JobQueue, "send" | "notify"> }): VideoJobSettler {
+export function createVideoJobSettler(options: {
+  store: Pick<Store, "db">;
+  queue: Pick<JobQueue, "send" | "notify">;
+  /** Told of every job this settler ended (metrics). */
+  onFinished?: (job: VideoJobSummary) => void;
+}): VideoJobSettler {
   const { store, queue } = options;
   return {
     async finish(jobId, leaseToken, outcome) {
@@ -30,7 +35,10 @@ export function createVideoJobSettler(options: { store: Pick<Store, "db">; queue
         if (url) await queue.send(videoQueues.webhook, { jobId, url } satisfies VideoWebhookMessage, tx);
         return job;
       });
-      if (finished) queue.notify(videoQueues.webhook);
+      if (finished) {
+        queue.notify(videoQueues.webhook);
+        options.onFinished?.(finished);
+      }
       return finished;
     },
   };

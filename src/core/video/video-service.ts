@@ -10,6 +10,7 @@ import type { JobQueue } from "../../store/job-queue.js";
 import { createOrganizations } from "../../store/organizations.js";
 import type { Store } from "../../store/store.js";
 import { createVideoJobs, type VideoJobSummary } from "../../store/video-jobs.js";
+import { noteGenerationId } from "../call-observer.js";
 import { callerOf } from "../caller.js";
 import { catalogueError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
@@ -98,11 +99,14 @@ export function createVideoService(options: VideoServiceOptions): ServiceImpl<ty
     },
 
     async getVideo(request, context) {
-      return { job: videoJobMessage(await ownJob(callerOf(context).orgId, request.id)) };
+      const job = await ownJob(callerOf(context).orgId, request.id);
+      noteGenerationId(context, job.generationId);
+      return { job: videoJobMessage(job) };
     },
 
     async *getVideoContent(request, context) {
       const job = await ownJob(callerOf(context).orgId, request.id);
+      noteGenerationId(context, job.generationId);
       const index = request.index ?? 0;
       if (job.status !== "completed") throw catalogueError("not_found", `Video job ${job.id} has no content: it is ${job.status}.`);
       if (!job.outputs?.some((output) => output.index === index)) throw catalogueError("not_found", `Video job ${job.id} has no output ${index}.`);

@@ -9,6 +9,8 @@ export interface VideoWebhookDeliveryOptions {
   store: Pick<Store, "videoJobs" | "organizations" | "webhookDeliveries">;
   sender: WebhookSender;
   logger: Pick<Logger, "info" | "warn">;
+  /** Told the outcome of every delivery (metrics). */
+  onOutcome?: (outcome: string) => void;
 }
 
 /**
@@ -40,6 +42,7 @@ export function createVideoWebhookDelivery(options: VideoWebhookDeliveryOptions)
     } else {
       await store.webhookDeliveries.setOutcome(jobId, idempotencyKey, result.outcome);
     }
+    options.onOutcome?.(result.outcome);
     const log = { job_id: jobId, outcome: result.outcome, attempts: result.attempts, status: result.status };
     if (result.outcome === "delivered") logger.info(log, "video webhook delivered");
     else logger.warn({ ...log, error: result.error }, "video webhook not delivered");

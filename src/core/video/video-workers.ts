@@ -24,6 +24,10 @@ export interface VideoWorkersOptions {
   /** True on the embedded store: see {@link startVideoJobSweeper}. */
   recoverAllAtStart: boolean;
   logger: Logger;
+  /** Told of every job this replica ended, with its time from submission (metrics). */
+  onJobFinished?: (status: string, seconds: number) => void;
+  /** Told the outcome of every webhook delivery (metrics). */
+  onWebhookOutcome?: (outcome: string) => void;
 }
 
 /** How often idle workers look for jobs sent by other replicas; a send on this replica wakes them at once. */
@@ -41,7 +45,11 @@ const webhookWorkers = 2;
 export async function startVideoWorkers(options: VideoWorkersOptions): Promise<{ stop(): Promise<void> }> {
   const { store, queue, logger } = options;
   const shutdown = new AbortController();
-  const settler = createVideoJobSettler({ store, queue });
+  const settler = createVideoJobSettler({
+    store,
+    queue,
+    onFinished: (job) => options.onJobFinished?.(job.status, ((job.finishedAt ?? new Date()).getTime() - job.createdAt.getTime()) / 1000),
+  });
   const sweeper = await startVideoJobSweeper({
     store,
     queue,
@@ -57,7 +65,7 @@ export async function startVideoWorkers(options: VideoWorkersOptions): Promise<{
   };
   try {
     // Deliveries are light and every replica sweeps, so every replica delivers too, API-only ones included.
-    const deliver = createVideoWebhookDelivery({ store, sender: options.sender, logger });
+    const deliver = createVideoWebhookDelivery({ store, sender: options.sender, logger, onOutcome: options.onWebhookOutcome });
     await queue.work<VideoWebhookMessage>(videoQueues.webhook, { workers: webhookWorkers, pollIntervalSeconds }, deliver);
     if (options.workers > 0) {
       const runJob = createVideoJobRunner({

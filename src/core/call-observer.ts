@@ -1,0 +1,115 @@
+import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { callerKey } from "./caller.js";
+import { describeError } from "./error-catalogue.js";
+
+/** How one core call ended, for metrics and the request log (never a key, a prompt or audio). */
+export interface CallRecord {
+  /** Fully qualified service name, e.g. `switchboard.v1.OrganizationService`. */
+  service: string;
+  method: string;
+  /** gRPC code name in snake case (`ok`, `not_found`, …), as grpc-go and Prometheus exporters spell it. */
+  code: string;
+  /** Public HTTP status from the catalogue detail (200 for a success). */
+  status: number;
+  /** Public reason from the catalogue detail; empty for a success or a bare refusal. */
+  reason: string;
+  /** The caller's organization, when the call was made with an API key. */
+  orgId?: string;
+  /** The generation the call produced or read, when its handler named one. */
+  generationId?: string;
+  /** The client's `x-request-id`, when it sent one. */
+  requestId?: string;
+  /** Until the response ended (the last message of a stream). */
+  seconds: number;
+}
+
+/**
+ * Receives every call's record; implemented by the composition root (metrics,
+ * logs), so the core stays free of prom-client and of where lines are written.
+ */
+export interface CallObserver {
+  callEnded(record: CallRecord): void;
+}
+
+/** What a handler tells the observer about its call. */
+interface CallNotes {
+  generationId?: string;
+  callerLeft?: boolean;
+}
+
+const callNotesKey = createContextKey<CallNotes | undefined>(undefined, { description: "call notes for the observer" });
+
+/** Names the generation a handler produced or read, for its call's log line. */
+export function noteGenerationId(context: HandlerContext, generationId: string | undefined): void {
+  const notes = context.values.get(callNotesKey);
+  if (notes && generationId) notes.generationId = generationId;
+}
+
+/**
+ * Marks a stream that ended quietly because its caller went away (chat promises
+ * such a caller no final event), so it is counted as canceled, not as a success.
+ */
+export function noteCallerLeft(context: HandlerContext): void {
+  const notes = context.values.get(callNotesKey);
+  if (notes) notes.callerLeft = true;
+}
+
+/** A stream its reader stopped reading before the end (the caller went away). */
+const callerLeft = new ConnectError("The caller left before the stream ended.", Code.Canceled);
+
+const codeNames = new Map(Object.entries(Code).filter(([, value]) => typeof value === "number").map(([name, value]) => [value as Code, name.replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase()]));
+
+/**
+ * Observes every call the core serves, over any listener or the bridge: it
+ * runs first in the interceptor chain, so it also sees the auth
+ * interceptor's refusals, and a stream counts until its last message.
+ */
+export function createCallObserver(observer: CallObserver): Interceptor {
+  return (next) => async (req) => {
+    const startedAt = performance.now();
+    const notes: CallNotes = {};
+    req.contextValues.set(callNotesKey, notes);
+    const requestId = req.header.get("x-request-id") ?? undefined;
+    const end = (error?: unknown) => {
+      const described = error === undefined ? undefined : describeError(error);
+      observer.callEnded({
+        service: req.service.typeName,
+        method: req.method.name,
+        code: error === undefined ? "ok" : (codeNames.get(ConnectError.from(error).code) ?? "unknown"),
+        status: described?.status ?? 200,
+        reason: described?.reason ?? "",
+        orgId: req.contextValues.get(callerKey)?.orgId,
+        generationId: notes.generationId,
+        requestId: requestId && /^[\w.-]{1,64}$/.test(requestId) ? requestId : undefined,
+        seconds: (performance.now() - startedAt) / 1000,
+      });
+    };
+    let response;
+    try {
+      response = await next(req);
+    } catch (error) {
+      end(error);
+      throw error;
+    }
+    if (!response.stream) {
+      end();
+      return response;
+    }
+    const messages = response.message;
+    return {
+      ...response,
+      message: (async function* () {
+        let outcome: unknown = callerLeft;
+        try {
+          yield* messages;
+          outcome = notes.callerLeft ? callerLeft : undefined;
+        } catch (error) {
+          outcome = error;
+          throw error;
+        } finally {
+          end(outcome);
+        }
+      })(),
+    };
+  };
+}
