@@ -4,7 +4,7 @@ import { createClient, type Transport } from "@connectrpc/connect";
 import { CreateChatCompletionRequestSchema, InternChatService, type CreateChatCompletionResponse } from "../gen/switchboard/v1/chat_pb.js";
 import { catalogueError } from "../core/error-catalogue.js";
 import { chatChunkJson } from "./chat-chunk-json.js";
-import { forwardedHeaders } from "./forwarded-headers.js";
+import { coreCallOptions } from "./core-call-options.js";
 import { sendError } from "./send-error.js";
 import { createSseWriter } from "./sse-writer.js";
 import { watchClientDisconnect } from "./client-disconnect.js";
@@ -32,7 +32,7 @@ export function registerChatRoute(app: FastifyInstance, transport: Transport, on
     let first: IteratorResult<CreateChatCompletionResponse>;
     try {
       const message = chatRequestFromJson(request.body, request.params.internId);
-      events = client.createChatCompletion(message, { signal: disconnect.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
+      events = client.createChatCompletion(message, { ...coreCallOptions(request), signal: disconnect.signal })[Symbol.asyncIterator]();
       first = await events.next();
     } catch (error) {
       disconnect.release();

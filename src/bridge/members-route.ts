@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { OrganizationService } from "../gen/switchboard/v1/organization_pb.js";
 import { catalogueError } from "../core/error-catalogue.js";
-import { forwardedHeaders } from "./forwarded-headers.js";
+import { coreCallOptions } from "./core-call-options.js";
 import { sendError } from "./send-error.js";
 
 // Query strings are text; the core wants integers. Only the syntax is checked
@@ -22,7 +22,7 @@ export function registerMembersRoute(app: FastifyInstance, transport: Transport)
       const query = request.query as Record<string, unknown>;
       const response = await client.listMembers(
         { offset: integerParam(query, "offset"), limit: integerParam(query, "limit") },
-        { headers: forwardedHeaders(request) },
+        coreCallOptions(request),
       );
       return {
         data: response.data.map((member) => ({

@@ -6,7 +6,7 @@ import { catalogueError } from "../core/error-catalogue.js";
 import { speechLimits } from "../core/speech/speech-limits.js";
 import { createAudioStreamWriter } from "./audio-stream-writer.js";
 import { watchClientDisconnect } from "./client-disconnect.js";
-import { forwardedHeaders } from "./forwarded-headers.js";
+import { coreCallOptions } from "./core-call-options.js";
 import { sendError } from "./send-error.js";
 
 /** Maps the JSON body onto the request message; shape errors are 400s. */
@@ -43,7 +43,7 @@ export function registerSpeechRoute(app: FastifyInstance, transport: Transport):
     let start: SpeechStart;
     try {
       const message = speechRequestFromJson(request.body);
-      events = client.streamSpeech({ request: message }, { signal: disconnect.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
+      events = client.streamSpeech({ request: message }, { ...coreCallOptions(request), signal: disconnect.signal })[Symbol.asyncIterator]();
       start = await startOf(events);
     } catch (error) {
       disconnect.release();

@@ -6,7 +6,7 @@ import { CreateVideoRequestSchema, VideoService, type GetVideoContentResponse, t
 import { catalogueError } from "../core/error-catalogue.js";
 import { videoLimits } from "../core/video/video-limits.js";
 import { watchClientDisconnect } from "./client-disconnect.js";
-import { forwardedHeaders } from "./forwarded-headers.js";
+import { coreCallOptions } from "./core-call-options.js";
 import { sendError } from "./send-error.js";
 import { videoJobJson } from "./video-job-json.js";
 
@@ -67,7 +67,7 @@ export function registerVideoRoutes(app: FastifyInstance, transport: Transport):
   // The body limit is the core's: frame images as data URIs need more than the surface's 1 MiB.
   app.post("/videos", { bodyLimit: videoLimits.bodyBytes }, async (request, reply) => {
     try {
-      const response = await client.createVideo(videoRequestFromJson(request.body), { headers: forwardedHeaders(request) });
+      const response = await client.createVideo(videoRequestFromJson(request.body), coreCallOptions(request));
       if (!response.job) throw catalogueError("internal", "The video job was not returned.");
       return videoJobJson(response.job);
     } catch (error) {
@@ -77,7 +77,7 @@ export function registerVideoRoutes(app: FastifyInstance, transport: Transport):
 
   app.get<{ Params: { id: string } }>("/videos/:id", async (request, reply) => {
     try {
-      const response = await client.getVideo({ id: request.params.id }, { headers: forwardedHeaders(request) });
+      const response = await client.getVideo({ id: request.params.id }, coreCallOptions(request));
       if (!response.job) throw catalogueError("internal", "The video job was not returned.");
       return videoJobJson(response.job);
     } catch (error) {
@@ -92,7 +92,7 @@ export function registerVideoRoutes(app: FastifyInstance, transport: Transport):
     let start: VideoContentStart;
     try {
       const index = indexParam(request.query as Record<string, unknown>);
-      events = client.getVideoContent({ id: request.params.id, index }, { signal: disconnect.signal, headers: forwardedHeaders(request) })[Symbol.asyncIterator]();
+      events = client.getVideoContent({ id: request.params.id, index }, { ...coreCallOptions(request), signal: disconnect.signal })[Symbol.asyncIterator]();
       start = await startOf(events);
     } catch (error) {
       disconnect.release();

@@ -23,12 +23,25 @@ export interface CallRecord {
   seconds: number;
 }
 
+/** What the core calls made while serving one HTTP request say about it, for that request's one log line. */
+export type RequestCallNotes = Partial<Pick<CallRecord, "service" | "method" | "reason" | "orgId" | "generationId">>;
+
+/**
+ * Carries an HTTP request's notes into the core calls it makes (through the
+ * bridge's in-process transport, or Connect on the HTTP listener), so the
+ * listener writes that request's one line. Passed explicitly rather than
+ * through AsyncLocalStorage, whose promise hooks make every promise in the
+ * process about 3× dearer on Node 20.
+ */
+export const requestCallNotesKey = createContextKey<RequestCallNotes | undefined>(undefined, { description: "the call notes of the HTTP request served" });
+
 /**
  * Receives every call's record; implemented by the composition root (metrics,
  * logs), so the core stays free of prom-client and of where lines are written.
  */
 export interface CallObserver {
-  callEnded(record: CallRecord): void;
+  /** `requestNotes`: the notes of the HTTP request the call serves; absent for a call on the gRPC listener. */
+  callEnded(record: CallRecord, requestNotes: RequestCallNotes | undefined): void;
 }
 
 /** What a handler tells the observer about its call. */
@@ -82,7 +95,7 @@ export function createCallObserver(observer: CallObserver): Interceptor {
         generationId: notes.generationId,
         requestId: requestId && /^[\w.-]{1,64}$/.test(requestId) ? requestId : undefined,
         seconds: (performance.now() - startedAt) / 1000,
-      });
+      }, req.contextValues.get(requestCallNotesKey));
     };
     let response;
     try {

@@ -1,6 +1,5 @@
 import type { Logger } from "pino";
 import type { CallObserver } from "../core/call-observer.js";
-import { currentHttpCallNotes } from "./http-call-notes.js";
 import type { Metrics } from "./metrics.js";
 
 /**
@@ -11,9 +10,8 @@ import type { Metrics } from "./metrics.js";
  */
 export function createCallRecorder(metrics: Metrics, logger: Logger): CallObserver {
   return {
-    callEnded(record) {
+    callEnded(record, http) {
       metrics.rpcRequests.observe({ service: record.service, method: record.method, code: record.code, reason: record.reason }, record.seconds);
-      const http = currentHttpCallNotes();
       if (http) {
         Object.assign(http, { service: record.service, method: record.method, reason: record.reason, orgId: record.orgId, generationId: record.generationId ?? http.generationId });
         return;

@@ -1,10 +1,11 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import type { ConnectRouter, ConnectRouterOptions, Transport } from "@connectrpc/connect";
+import { createContextValues, type ConnectRouter, type ConnectRouterOptions, type Transport } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Logger } from "pino";
 import { bridgePlugin, type BridgeOptions } from "../bridge/bridge-plugin.js";
 import { replyReason } from "../bridge/reply-reason.js";
-import { runWithHttpCallNotes, type HttpCallNotes } from "./http-call-notes.js";
+import { callNotesOf } from "../bridge/request-call-notes.js";
+import { requestCallNotesKey } from "../core/call-observer.js";
 import type { Metrics } from "./metrics.js";
 
 /** Options for {@link createHttpListener}. */
@@ -40,16 +41,9 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
     if (!/^[\w.-]{1,64}$/.test(request.id)) request.id = crypto.randomUUID();
     reply.header("x-request-id", request.id);
   });
-  const callNotes = new WeakMap<object, HttpCallNotes>();
-  // After body parsing, so the handler and the core calls it makes run inside the notes' context.
-  app.addHook("preHandler", (request, _reply, done) => {
-    const notes: HttpCallNotes = {};
-    callNotes.set(request, notes);
-    runWithHttpCallNotes(notes, done);
-  });
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
-    const notes = callNotes.get(request) ?? {};
+    const notes = callNotesOf(request);
     // The bridge's envelope reason when it refused the request, else the core call's (an in-stream failure).
     const reason = replyReason(reply) ?? notes.reason ?? "";
     options.metrics.httpRequests.observe({ route, method: request.method, status: String(reply.statusCode), reason }, reply.elapsedTime / 1000);
@@ -67,7 +61,11 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
       "request",
     );
   });
-  await app.register(fastifyConnectPlugin, { ...options.routerOptions, routes: options.routes });
+  await app.register(fastifyConnectPlugin, {
+    ...options.routerOptions,
+    routes: options.routes,
+    contextValues: (request) => createContextValues().set(requestCallNotesKey, callNotesOf(request)),
+  });
   await app.register(bridgePlugin, { prefix: "/api/v1", transport: options.bridgeTransport, routes: options.bridgeRoutes });
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
