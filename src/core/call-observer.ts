@@ -1,6 +1,7 @@
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { callerKey } from "./caller.js";
 import { describeError } from "./error-catalogue.js";
+import { onCallEnd, readerLeft } from "./on-call-end.js";
 
 /** How one core call ended, for metrics and the request log (never a key, a prompt or audio). */
 export interface CallRecord {
@@ -97,32 +98,6 @@ export function createCallObserver(observer: CallObserver): Interceptor {
         seconds: (performance.now() - startedAt) / 1000,
       }, req.contextValues.get(requestCallNotesKey));
     };
-    let response;
-    try {
-      response = await next(req);
-    } catch (error) {
-      end(error);
-      throw error;
-    }
-    if (!response.stream) {
-      end();
-      return response;
-    }
-    const messages = response.message;
-    return {
-      ...response,
-      message: (async function* () {
-        let outcome: unknown = callerLeft;
-        try {
-          yield* messages;
-          outcome = notes.callerLeft ? callerLeft : undefined;
-        } catch (error) {
-          outcome = error;
-          throw error;
-        } finally {
-          end(outcome);
-        }
-      })(),
-    };
+    return onCallEnd(next, req, (outcome) => end(outcome === readerLeft || (outcome === undefined && notes.callerLeft) ? callerLeft : outcome));
   };
 }

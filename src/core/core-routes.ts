@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { Tracer } from "@opentelemetry/api";
 import { InternChatService } from "../gen/switchboard/v1/chat_pb.js";
 import { AdminService } from "../gen/switchboard/admin/v1/admin_pb.js";
 import { OrganizationService } from "../gen/switchboard/v1/organization_pb.js";
@@ -21,11 +22,13 @@ export interface CoreDependencies {
   keys: KeyCache;
   /** Chat turns and AdminService share it, so an admin change clears what turns cached. */
   interns: InternDirectory;
-  chat: Omit<InternChatServiceOptions, "interns">;
+  /** Spans of the services' own work (host calls, syntheses, video jobs); a no-op tracer when tracing is off. */
+  tracer: Tracer;
+  chat: Omit<InternChatServiceOptions, "interns" | "tracer">;
   /** SpeechService; absent, the service is not served. */
-  speech?: Omit<SpeechServiceOptions, "store">;
+  speech?: Omit<SpeechServiceOptions, "store" | "tracer">;
   /** VideoService; absent, the service is not served. */
-  video?: Omit<VideoServiceOptions, "store">;
+  video?: Omit<VideoServiceOptions, "store" | "tracer">;
   /** Further services (chat, speech, video), registered after the base ones. */
   extraRoutes?: readonly ((router: ConnectRouter) => void)[];
 }
@@ -35,11 +38,11 @@ export function createCoreRoutes(deps: CoreDependencies): (router: ConnectRouter
   return (router) => {
     router.service(OrganizationService, createOrganizationService(deps.store));
     router.service(AdminService, createAdminService(deps.store, deps.keys, deps.interns));
-    router.service(InternChatService, createInternChatService({ ...deps.chat, interns: deps.interns }));
+    router.service(InternChatService, createInternChatService({ ...deps.chat, interns: deps.interns, tracer: deps.tracer }));
     // Cloning references make speech requests larger than any other message: they get a read limit of their own.
-    if (deps.speech) router.service(SpeechService, createSpeechService({ ...deps.speech, store: deps.store }), { readMaxBytes: speechLimits.bodyBytes + 64 * 1024 });
+    if (deps.speech) router.service(SpeechService, createSpeechService({ ...deps.speech, store: deps.store, tracer: deps.tracer }), { readMaxBytes: speechLimits.bodyBytes + 64 * 1024 });
     // Frame images as data URIs make video requests larger than the surface's 1 MiB too.
-    if (deps.video) router.service(VideoService, createVideoService({ ...deps.video, store: deps.store }), { readMaxBytes: videoLimits.bodyBytes + 64 * 1024 });
+    if (deps.video) router.service(VideoService, createVideoService({ ...deps.video, store: deps.store, tracer: deps.tracer }), { readMaxBytes: videoLimits.bodyBytes + 64 * 1024 });
     for (const register of deps.extraRoutes ?? []) register(router);
   };
 }

@@ -43,6 +43,30 @@ export interface ServerConfig {
   webhookAllowPrivate: boolean;
   /** PEM file of extra CAs trusted for webhook destinations (a private PKI). */
   webhookCaFile?: string;
+  /** OpenTelemetry export, from the standard OTEL_* variables; unset, tracing is off. */
+  tracing?: TracingConfig;
+}
+
+/** Where spans go (OTLP over HTTP) and the service name they carry. */
+export interface TracingConfig {
+  /** Full URL of the OTLP/HTTP traces endpoint (`…/v1/traces`). */
+  tracesUrl: string;
+  serviceName: string;
+}
+
+/**
+ * Tracing is on when an OTLP endpoint is set, as the OpenTelemetry spec names
+ * them: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is) or
+ * OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` appended); OTEL_SDK_DISABLED=true turns it off.
+ */
+function tracingConfig(env: NodeJS.ProcessEnv): TracingConfig | undefined {
+  if (env.OTEL_SDK_DISABLED === "true") return undefined;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!traces && !base) return undefined;
+  const tracesUrl = traces || `${base!.replace(/\/+$/, "")}/v1/traces`;
+  if (!/^https?:\/\/[^\s]+$/.test(tracesUrl)) throw new Error("OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be http(s) URLs.");
+  return { tracesUrl, serviceName: env.OTEL_SERVICE_NAME || "switchboard" };
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -81,6 +105,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, flags: { 
     speechRequestsPerMinute: integer(env, "SPEECH_REQUESTS_PER_MINUTE", 120, 1, 1_000_000),
     speechWorkers: integer(env, "SPEECH_WORKERS", Math.min(2, availableParallelism()), 1, 64),
     ...videoConfig(env),
+    tracing: tracingConfig(env),
   };
 }
 

@@ -13,6 +13,7 @@ import { file_switchboard_v1_speech } from "../gen/switchboard/v1/speech_pb.js";
 import { file_switchboard_v1_video } from "../gen/switchboard/v1/video_pb.js";
 import { createAuthInterceptor } from "../core/auth-interceptor.js";
 import { createCallObserver } from "../core/call-observer.js";
+import { createTracingInterceptor } from "../core/call-tracing.js";
 import { createCoreRoutes } from "../core/core-routes.js";
 import { createKeyCache } from "../core/key-cache.js";
 import { createInternDirectory } from "../core/chat/intern-directory.js";
@@ -36,6 +37,8 @@ import { createHttpListener } from "./http-listener.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createReflectionService } from "./reflection-service.js";
 import { startVideo } from "./start-video.js";
+import { startTracing } from "./tracing.js";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 
 /** The protobuf files served through reflection. */
 const servedFiles: readonly DescFile[] = [
@@ -69,7 +72,13 @@ const drainMarginMs = 500;
 const maxBodyBytes = 1024 * 1024;
 
 /** The composition root: builds every part from the config and starts both listeners. */
-export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
+/** What a server is started with besides its configuration. */
+export interface StartServerOptions {
+  /** Receives every span instead of the OTLP exporter (tests). */
+  spanExporter?: SpanExporter;
+}
+
+export async function startServer(config: ServerConfig, logger: Logger, options: StartServerOptions = {}): Promise<RunningServer> {
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const cleanups: (() => Promise<unknown>)[] = [() => store.close()];
   try {
@@ -92,11 +101,17 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // Warming eSpeak takes both cores for several seconds: not ready until it is over.
     let speechWarm = false;
     void speechModels.warmedUp().then(() => (speechWarm = true));
-    const video = await startVideo(config, store, logger, metrics, redis);
+    const tracing = startTracing(config.tracing, options.spanExporter);
+    cleanups.push(() => tracing.shutdown());
+    const video = await startVideo(config, store, logger, metrics, tracing.tracer, redis);
     cleanups.push(() => video.close());
     const keys = createKeyCache((hash) => store.apiKeys.findByHash(hash), { ttlMs: 5_000, maxEntries: 50_000 });
     // The observer comes first so it also sees the auth interceptor's refusals.
-    const interceptors: Interceptor[] = [createCallObserver(createCallRecorder(metrics, logger)), createAuthInterceptor({ keys, adminToken })];
+    const interceptors: Interceptor[] = [
+      createCallObserver(createCallRecorder(metrics, logger)),
+      createTracingInterceptor(tracing.tracer),
+      createAuthInterceptor({ keys, adminToken }),
+    ];
     // At the end of the grace period open chat streams are drained (ended with
     // a well-formed error chunk); a moment later every handler is aborted.
     const drain = new AbortController();
@@ -107,6 +122,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       store,
       keys,
       interns: createInternDirectory(store, { ttlMs: 5_000, maxEntries: 50_000 }),
+      tracer: tracing.tracer,
       chat: {
         hosts: createInternHostClients(),
         limiter: createRateLimiter({ name: "chat", points: config.chatTurnsPerMinute, durationSeconds: 60, redis }),
@@ -185,6 +201,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
             await speechModels.close();
             await video.close();
             await demoHost?.close();
+            await tracing.shutdown().catch(() => undefined);
             await store.close();
           }
         })()),

@@ -1,3 +1,4 @@
+import type { Tracer } from "@opentelemetry/api";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -16,7 +17,7 @@ import type { Metrics } from "./metrics.js";
 
 /** Video generation as the server runs it: the service's dependencies, and how to stop the workers. */
 export interface RunningVideo {
-  service: Omit<VideoServiceOptions, "store">;
+  service: Omit<VideoServiceOptions, "store" | "tracer">;
   /** Hands running jobs back to the queue, stops the workers and the queue, closes the providers. */
   close(): Promise<void>;
 }
@@ -28,7 +29,7 @@ export interface RunningVideo {
  * embedded store is the only one, so at start it requeues every unfinished
  * job at once instead of waiting for leases to lapse.
  */
-export async function startVideo(config: ServerConfig, store: Store, logger: Logger, metrics: Metrics, redis?: Redis): Promise<RunningVideo> {
+export async function startVideo(config: ServerConfig, store: Store, logger: Logger, metrics: Metrics, tracer: Tracer, redis?: Redis): Promise<RunningVideo> {
   const log = logger.child({ service: "video" });
   const models = await loadVideoModels(config.modelsFile);
   const closing: (() => Promise<void>)[] = [() => models.close()];
@@ -59,6 +60,7 @@ export async function startVideo(config: ServerConfig, store: Store, logger: Log
       logger: log,
       onJobFinished: (status, seconds) => metrics.videoJobDuration.observe({ status }, seconds),
       onWebhookOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+      tracer,
     });
     closing.push(() => workers.stop());
     return {

@@ -97,6 +97,12 @@ export const migrations: readonly { id: number; name: string; sql: string }[] = 
       CREATE INDEX webhook_deliveries_by_job ON webhook_deliveries (job_id, id);
     `,
   },
+  {
+    id: 3,
+    name: "video_jobs_traceparent",
+    // The W3C traceparent of the submission's span, so the job's work, later and elsewhere, joins its trace.
+    sql: `ALTER TABLE video_jobs ADD COLUMN traceparent text;`,
+  },
 ];
 
 /**

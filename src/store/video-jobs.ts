@@ -31,6 +31,8 @@ export interface VideoJobRecord {
   sessionId?: string;
   endUser?: string;
   trace?: Record<string, unknown>;
+  /** W3C traceparent of the submission's span: the job's work joins that trace. */
+  traceparent?: string;
   /** Reserved at submit; refunded when the job does not complete. */
   costUsd: number;
   status: VideoJobStatus;
@@ -51,7 +53,7 @@ export interface VideoJobRecord {
 export type VideoJobSummary = Omit<VideoJobRecord, "request">;
 
 /** A job as submitted. */
-export type NewVideoJob = Pick<VideoJobRecord, "id" | "orgId" | "memberId" | "model" | "request" | "callbackUrl" | "sessionId" | "endUser" | "trace" | "costUsd"> & {
+export type NewVideoJob = Pick<VideoJobRecord, "id" | "orgId" | "memberId" | "model" | "request" | "callbackUrl" | "sessionId" | "endUser" | "trace" | "traceparent" | "costUsd"> & {
   /** Time to live: a job not finished by then expires. */
   ttlSeconds: number;
 };
@@ -81,6 +83,7 @@ type JobRow = {
   session_id: string | null;
   end_user: string | null;
   trace: Record<string, unknown> | null;
+  traceparent: string | null;
   cost_usd: number;
   status: VideoJobStatus;
   generation_id: string | null;
@@ -96,7 +99,7 @@ type JobRow = {
 };
 
 /** Every column but `request`, which may hold megabytes of data URIs that polling never needs. */
-const summaryColumns = `id, org_id, member_id, model, callback_url, session_id, end_user, trace, cost_usd, status, generation_id,
+const summaryColumns = `id, org_id, member_id, model, callback_url, session_id, end_user, trace, traceparent, cost_usd, status, generation_id,
   provider_job_id, outputs, error, claims, claimed_by, created_at, started_at, finished_at, expires_at`;
 const columns = `${summaryColumns}, request`;
 
@@ -123,6 +126,7 @@ function summary(row: Omit<JobRow, "request">): VideoJobSummary {
     ...(row.session_id !== null && { sessionId: row.session_id }),
     ...(row.end_user !== null && { endUser: row.end_user }),
     ...(row.trace !== null && { trace: row.trace }),
+    ...(row.traceparent !== null && { traceparent: row.traceparent }),
     costUsd: row.cost_usd,
     status: row.status,
     ...(row.generation_id !== null && { generationId: row.generation_id }),
@@ -148,8 +152,8 @@ export function createVideoJobs(db: Queryable) {
   return {
     async insert(job: NewVideoJob): Promise<VideoJobSummary> {
       const rows = await db.query<Omit<JobRow, "request">>(
-        `INSERT INTO video_jobs (id, org_id, member_id, model, request, callback_url, session_id, end_user, trace, cost_usd, status, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', now() + make_interval(secs => $11))
+        `INSERT INTO video_jobs (id, org_id, member_id, model, request, callback_url, session_id, end_user, trace, traceparent, cost_usd, status, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', now() + make_interval(secs => $12))
          RETURNING ${summaryColumns}`,
         [
           job.id,
@@ -161,6 +165,7 @@ export function createVideoJobs(db: Queryable) {
           job.sessionId ?? null,
           job.endUser ?? null,
           json(job.trace),
+          job.traceparent ?? null,
           job.costUsd,
           job.ttlSeconds,
         ],

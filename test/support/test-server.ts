@@ -7,7 +7,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { AdminService } from "../../src/gen/switchboard/admin/v1/admin_pb.js";
 import { loadServerConfig, type ServerConfig } from "../../src/server/config.js";
-import { startServer, type RunningServer } from "../../src/server/server.js";
+import { startServer, type RunningServer, type StartServerOptions } from "../../src/server/server.js";
 import { createLogger } from "../../src/server/logger.js";
 import type { BootstrapTenant } from "../../src/server/bootstrap.js";
 
@@ -57,6 +57,7 @@ export async function startTestServer(
   env: Record<string, string> = {},
   overrides: Partial<ServerConfig> = {},
   logStream?: NodeJS.WritableStream,
+  serverOptions: StartServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-test-"));
   const database = process.env.SWITCHBOARD_TEST_STORE === "postgres" ? await createTestDatabase() : undefined;
@@ -67,7 +68,7 @@ export async function startTestServer(
     ...overrides,
   };
   const logger = logStream ? createLogger("debug", logStream) : pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
-  const server = await startServer(config, logger);
+  const server = await startServer(config, logger, serverOptions);
   if (!server.bootstrap) throw new Error("the test store was not empty");
   const adminTransport = createConnectTransport({
     baseUrl: server.httpUrl,

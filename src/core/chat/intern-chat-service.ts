@@ -1,3 +1,4 @@
+import { SpanKind, type Span, type Tracer } from "@opentelemetry/api";
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { RunEvent } from "../../gen/switchboard/host/v1/host_pb.js";
@@ -8,6 +9,7 @@ import {
   type CreateChatCompletionResponse,
 } from "../../gen/switchboard/v1/chat_pb.js";
 import { noteCallerLeft, noteGenerationId } from "../call-observer.js";
+import { callSpanOf, endSpan, injectTraceContext, startChildSpan } from "../call-tracing.js";
 import { callerOf } from "../caller.js";
 import { catalogueError, catalogueErrorForReason, describeError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
@@ -19,6 +21,8 @@ import type { InternHostClient, InternHostClients } from "./intern-host-clients.
 
 /** What the chat service is built from. */
 export interface InternChatServiceOptions {
+  /** Spans of this service's own work, under each call's span. */
+  tracer: Tracer;
   interns: InternDirectory;
   hosts: InternHostClients;
   /** Turns per member. */
@@ -42,8 +46,11 @@ const keepalive = create(CreateChatCompletionResponseSchema, { event: { case: "k
 const chunkEvent = (chunk: ChatCompletionChunk) => create(CreateChatCompletionResponseSchema, { event: { case: "chunk", value: chunk } });
 
 /** Opens the host stream for a turn: a new run or the answer to a question. */
-function openHostStream(client: InternHostClient, turn: ChatTurn, hostToken: string, signal: AbortSignal): AsyncIterator<{ event?: RunEvent }> {
-  const options = { signal, headers: { authorization: `Bearer ${hostToken}` } };
+function openHostStream(client: InternHostClient, turn: ChatTurn, hostToken: string, signal: AbortSignal, span: Span): AsyncIterator<{ event?: RunEvent }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${hostToken}` };
+  // The host learns the trace it works for: its own spans (if it traces) join the caller's.
+  injectTraceContext(span, headers);
+  const options = { signal, headers };
   const stream =
     turn.kind === "prompt"
       ? client.startRun({ sessionId: turn.sessionId, prompt: turn.prompt, approvalMode: turn.approvalMode }, options)
@@ -183,8 +190,13 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
       context.signal.addEventListener("abort", releaseHost, { once: true });
       options.drainSignal?.addEventListener("abort", releaseHost, { once: true });
       let terminated = false;
+      const hostSpan = startChildSpan(options.tracer, callSpanOf(context), turn.kind === "prompt" ? "InternHostService/StartRun" : "InternHostService/AnswerInteraction", SpanKind.CLIENT, {
+        "rpc.system": "grpc",
+        "switchboard.intern_id": turn.internId,
+      });
+      let failure: unknown;
       try {
-        const events = openHostStream(options.hosts.get(intern.endpoint), turn, intern.hostToken, abort.signal);
+        const events = openHostStream(options.hosts.get(intern.endpoint), turn, intern.hostToken, abort.signal, hostSpan);
         const first = await firstEvent(events, options.requestTimeoutMs, abort).catch((error: unknown) => {
           throw options.drainSignal?.aborted ? catalogueError("service_unavailable", "The server is shutting down; retry on another replica.") : error;
         });
@@ -201,6 +213,9 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
         }
         // The relay ends without the final chunk only when the caller went away.
         if (!terminated) noteCallerLeft(context);
+      } catch (error) {
+        failure = error;
+        throw error;
       } finally {
         context.signal.removeEventListener("abort", releaseHost);
         options.drainSignal?.removeEventListener("abort", releaseHost);
@@ -208,6 +223,7 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
         // the stream broke) releases the host stream; the host cancels a run
         // whose reader leaves while it streams.
         if (!terminated) abort.abort();
+        endSpan(hostSpan, failure);
       }
     },
   };

@@ -1,3 +1,4 @@
+import { SpanKind, type Tracer } from "@opentelemetry/api";
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
@@ -11,6 +12,8 @@ import {
 import { speechCost, type SpeechModelRegistry } from "../../providers/speech/index.js";
 import type { Store } from "../../store/store.js";
 import { noteGenerationId } from "../call-observer.js";
+import { callSpanOf, endSpan, startChildSpan } from "../call-tracing.js";
+import { startTracedOperation } from "../trace-metadata.js";
 import { callerOf } from "../caller.js";
 import { catalogueError, describeError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
@@ -19,6 +22,8 @@ import { parseSpeechRequest, type ValidatedSpeech } from "./speech-request.js";
 
 /** What the speech service is built from. */
 export interface SpeechServiceOptions {
+  /** Spans of this service's own work, under each call's span. */
+  tracer: Tracer;
   store: Pick<Store, "organizations">;
   /** The models callers may name, built once at startup. */
   registry: Pick<SpeechModelRegistry, "resolve" | "models">;
@@ -105,6 +110,10 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
 
     const generationId = newGenerationId();
     noteGenerationId(context, generationId);
+    const operationSpan = startTracedOperation(options.tracer, callSpanOf(context), "speech.synthesize", speech);
+    operationSpan.setAttributes({ "switchboard.generation_id": generationId, "switchboard.model": speech.model.id });
+    const engineSpan = startChildSpan(options.tracer, operationSpan, `speech.engine ${speech.model.id}`, SpanKind.CLIENT);
+    let failure: unknown;
     const startedAt = performance.now();
     let audioBytes = 0;
     let outcome = "abandoned";
@@ -121,6 +130,10 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
         const owed = refundRule === "first-audio" ? audioBytes === 0 : outcome !== "completed";
         const refunded = cost > 0 && owed && (await refund(caller.orgId, cost, generationId));
         options.onSynthesis?.(false);
+        for (const span of [engineSpan, operationSpan]) {
+          span.setAttributes({ "switchboard.outcome": outcome, "switchboard.audio_bytes": audioBytes });
+          endSpan(span, failure);
+        }
         options.logger?.info(
           {
             generation_id: generationId,
@@ -159,6 +172,7 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
       if (speech.engineRequest.format === "pcm" && wallSeconds > 0) options.onRealTimeFactor?.(speech.model.id, audioBytes / pcmBytesPerSecond / wallSeconds);
     } catch (error) {
       if (outcome === "abandoned") outcome = context.signal.aborted ? "cancelled" : describeError(error).reason || "failed";
+      failure = error;
       throw error;
     } finally {
       context.signal.removeEventListener("abort", onCallerGone);

@@ -1,8 +1,10 @@
+import { SpanKind, type Tracer } from "@opentelemetry/api";
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { runVideoJob, VideoProviderError, type VideoGenerationRequest, type VideoModelRegistry, type VideoProvider } from "../../providers/video/index.js";
 import type { Store } from "../../store/store.js";
 import type { VideoJobLease, VideoJobRecord, VideoJobs } from "../../store/video-jobs.js";
+import { contextOfTraceparent, endSpan, startChildSpan } from "../call-tracing.js";
 import type { VideoJobSettler } from "./video-job-settler.js";
 
 /** What the runner is built from. */
@@ -19,6 +21,8 @@ export interface VideoJobRunnerOptions {
   logger: Pick<Logger, "child">;
   /** Aborted at shutdown: running jobs are handed back to the queue, not failed. */
   shutdown: AbortSignal;
+  /** Each run is a span under the submission's (its stored traceparent). */
+  tracer: Tracer;
 }
 
 /** Public `error` of a job that outlived its time to live. */
@@ -127,6 +131,21 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
       ...(typeof traceId === "string" && { trace_id: traceId }),
     });
     log.info({ claims: job.claims, resumed: job.providerJobId !== undefined }, "video job started");
-    await run(job, lease, log);
+    const span = startChildSpan(options.tracer, contextOfTraceparent(job.traceparent), "video.job", SpanKind.CONSUMER, {
+      "switchboard.job_id": job.id,
+      "switchboard.model": job.model,
+      "switchboard.claims": job.claims,
+    });
+    let failure: unknown;
+    try {
+      await run(job, lease, log);
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      // The status the run left: one query, made only when the span is recorded.
+      if (span.isRecording()) span.setAttribute("switchboard.outcome", (await store.videoJobs.get(job.id).catch(() => undefined))?.status ?? "unknown");
+      endSpan(span, failure);
+    }
   };
 }

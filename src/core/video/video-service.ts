@@ -1,3 +1,4 @@
+import type { Span, Tracer } from "@opentelemetry/api";
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { create } from "@bufbuild/protobuf";
@@ -11,16 +12,20 @@ import { createOrganizations } from "../../store/organizations.js";
 import type { Store } from "../../store/store.js";
 import { createVideoJobs, type VideoJobSummary } from "../../store/video-jobs.js";
 import { noteGenerationId } from "../call-observer.js";
-import { callerOf } from "../caller.js";
+import { callSpanOf, endSpan, traceparentOf } from "../call-tracing.js";
+import { startTracedOperation } from "../trace-metadata.js";
+import { callerOf, type Caller } from "../caller.js";
 import { catalogueError } from "../error-catalogue.js";
 import type { RateLimiter } from "../rate-limiter.js";
 import { videoJobMessage } from "./video-job-message.js";
 import { videoLimits } from "./video-limits.js";
 import { videoQueues, type VideoRunMessage } from "./video-queues.js";
-import { parseVideoRequest } from "./video-request.js";
+import { parseVideoRequest, type ValidatedVideoRequest } from "./video-request.js";
 
 /** What the video service is built from. */
 export interface VideoServiceOptions {
+  /** Spans of this service's own work, under each call's span. */
+  tracer: Tracer;
   store: Pick<Store, "db" | "videoJobs">;
   models: Pick<VideoModelRegistry, "get" | "list">;
   queue: Pick<JobQueue, "send" | "notify">;
@@ -68,34 +73,50 @@ export function createVideoService(options: VideoServiceOptions): ServiceImpl<ty
     return job;
   }
 
+  /** Takes a submission from the member's rate limit, then charges, stores and queues the job in one transaction. */
+  async function submit(validated: ValidatedVideoRequest, caller: Caller, span: Span) {
+    await options.limiter.consume(caller.memberId);
+    const job = await store.db.transaction(async (tx) => {
+      if (!(await createOrganizations(tx).charge(caller.orgId, validated.costUsd))) {
+        throw catalogueError("insufficient_credits", `This job costs ${validated.costUsd} USD, more than the organization's remaining credits.`);
+      }
+      const inserted = await createVideoJobs(tx).insert({
+        id: newId("vid"),
+        orgId: caller.orgId,
+        memberId: caller.memberId,
+        model: validated.model.id,
+        request: { ...validated.generation },
+        callbackUrl: validated.callbackUrl,
+        sessionId: validated.sessionId,
+        endUser: validated.user,
+        trace: validated.trace,
+        traceparent: traceparentOf(span),
+        costUsd: validated.costUsd,
+        ttlSeconds: options.ttlSeconds,
+      });
+      await queue.send(videoQueues.run, { jobId: inserted.id } satisfies VideoRunMessage, tx);
+      return inserted;
+    });
+    queue.notify(videoQueues.run);
+    options.logger?.info({ job_id: job.id, org_id: caller.orgId, model: job.model, cost: job.costUsd, session_id: job.sessionId }, "video job accepted");
+    return { job: videoJobMessage(job) };
+  }
+
   return {
     async createVideo(request, context) {
       const caller = callerOf(context);
       const validated = parseVideoRequest(request, { models: options.models, sessionHeader: context.requestHeader.get("x-session-id") });
-      await options.limiter.consume(caller.memberId);
-      const job = await store.db.transaction(async (tx) => {
-        if (!(await createOrganizations(tx).charge(caller.orgId, validated.costUsd))) {
-          throw catalogueError("insufficient_credits", `This job costs ${validated.costUsd} USD, more than the organization's remaining credits.`);
-        }
-        const inserted = await createVideoJobs(tx).insert({
-          id: newId("vid"),
-          orgId: caller.orgId,
-          memberId: caller.memberId,
-          model: validated.model.id,
-          request: { ...validated.generation },
-          callbackUrl: validated.callbackUrl,
-          sessionId: validated.sessionId,
-          endUser: validated.user,
-          trace: validated.trace,
-          costUsd: validated.costUsd,
-          ttlSeconds: options.ttlSeconds,
-        });
-        await queue.send(videoQueues.run, { jobId: inserted.id } satisfies VideoRunMessage, tx);
-        return inserted;
-      });
-      queue.notify(videoQueues.run);
-      options.logger?.info({ job_id: job.id, org_id: caller.orgId, model: job.model, cost: job.costUsd, session_id: job.sessionId }, "video job accepted");
-      return { job: videoJobMessage(job) };
+      const span = startTracedOperation(options.tracer, callSpanOf(context), "video.submit", validated);
+      span.setAttribute("switchboard.model", validated.model.id);
+      let failure: unknown;
+      try {
+        return await submit(validated, caller, span);
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        endSpan(span, failure);
+      }
     },
 
     async getVideo(request, context) {

@@ -1,3 +1,4 @@
+import type { Tracer } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { VideoModelRegistry } from "../../providers/video/index.js";
 import type { WebhookSender } from "../../providers/webhook/index.js";
@@ -28,6 +29,8 @@ export interface VideoWorkersOptions {
   onJobFinished?: (status: string, seconds: number) => void;
   /** Told the outcome of every webhook delivery (metrics). */
   onWebhookOutcome?: (outcome: string) => void;
+  /** Job runs are spans under their submissions'. */
+  tracer: Tracer;
 }
 
 /** How often idle workers look for jobs sent by other replicas; a send on this replica wakes them at once. */
@@ -77,6 +80,7 @@ export async function startVideoWorkers(options: VideoWorkersOptions): Promise<{
         owner: options.owner,
         logger,
         shutdown: shutdown.signal,
+        tracer: options.tracer,
       });
       await queue.work<VideoRunMessage>(videoQueues.run, { workers: options.workers, pollIntervalSeconds }, ({ jobId }) => runJob(jobId));
     }

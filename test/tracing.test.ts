@@ -1,0 +1,162 @@
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { createClient } from "@connectrpc/connect";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { OrganizationService } from "../src/gen/switchboard/v1/organization_pb.js";
+import { scriptedAgentCommand } from "./support/scripted-agent-command.js";
+import { startInternHost, type RunningInternHost } from "../src/intern-host/intern-host.js";
+import { promptBody, readChat } from "./support/chat-harness.js";
+import { postSpeech } from "./support/speech-http.js";
+import { grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
+import { postVideo } from "./support/video-client.js";
+
+const exporter = new InMemorySpanExporter();
+let t: TestServer;
+let host: RunningInternHost;
+
+const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+const callerSpan = "00f067aa0ba902b7";
+const traceparent = `00-${callerTrace}-${callerSpan}-01`;
+
+beforeAll(async () => {
+  t = await startTestServer({}, {}, undefined, { spanExporter: exporter });
+  const token = "host-token-for-tracing";
+  host = await startInternHost({ port: 0, token, agent: scriptedAgentCommand() });
+  await t.admin.addIntern({ orgId: t.tenant.organization_id, id: "scripted", endpoint: host.url, token, state: "running" });
+});
+afterAll(async () => {
+  await host?.close();
+  await t?.close();
+});
+beforeEach(() => exporter.reset());
+
+const spans = () => exporter.getFinishedSpans();
+const named = (name: string) => spans().filter((span) => span.name === name);
+async function eventually(name: string): Promise<ReadableSpan> {
+  return vi.waitFor(() => {
+    const [span] = named(name);
+    if (!span) throw new Error(`no span ${name} among ${spans().map((s) => s.name).join(", ")}`);
+    return span;
+  }, { timeout: 20_000, interval: 50 });
+}
+
+describe("a span for every operation", () => {
+  it("traces a bridge request as a SERVER span of its RPC, joining the caller's traceparent", async () => {
+    const response = await fetch(`${t.httpUrl}/api/v1/organization/members`, { headers: { authorization: `Bearer ${t.tenant.management_key}`, traceparent } });
+    expect(response.status).toBe(200);
+    const span = await eventually("switchboard.v1.OrganizationService/ListMembers");
+    expect(span.kind).toBe(SpanKind.SERVER);
+    expect(span.spanContext().traceId).toBe(callerTrace);
+    expect(span.parentSpanContext?.spanId).toBe(callerSpan);
+    expect(span.attributes).toMatchObject({ "rpc.system": "connect_rpc", "rpc.service": "switchboard.v1.OrganizationService", "rpc.method": "ListMembers" });
+    expect(span.status.code).not.toBe(SpanStatusCode.ERROR);
+  });
+
+  it("traces a gRPC call the same way, and marks a refusal with its reason", async () => {
+    const client = createClient(OrganizationService, grpcTransportFor(t.grpcUrl, t.tenant.api_key));
+    await expect(client.listMembers({}, { headers: { traceparent } })).rejects.toThrow();
+    const span = await eventually("switchboard.v1.OrganizationService/ListMembers");
+    expect(span.spanContext().traceId).toBe(callerTrace);
+    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    expect(span.attributes["switchboard.reason"]).toBe("management_key_required");
+  });
+
+  it("starts a new trace when the request carries none", async () => {
+    await fetch(`${t.httpUrl}/api/v1/organization/members`, { headers: { authorization: `Bearer ${t.tenant.management_key}` } });
+    const span = await eventually("switchboard.v1.OrganizationService/ListMembers");
+    expect(span.spanContext().traceId).not.toBe(callerTrace);
+    expect(span.parentSpanContext).toBeUndefined();
+  });
+});
+
+describe("the request's trace object", () => {
+  it("puts a speech synthesis in the caller's trace, named and attributed by it, with the engine call under it", async () => {
+    const reply = await postSpeech(
+      t.httpUrl,
+      {
+        model: "local/espeak-ng",
+        voice: "en-us",
+        input: "Hello.",
+        response_format: "pcm",
+        session_id: "sess-7",
+        user: "user-9",
+        trace: { trace_id: callerTrace, parent_span_id: callerSpan, span_name: "speak", trace_name: "onboarding", generation_name: "greeting", customer: "acme", tier: 3 },
+      },
+      { key: t.tenant.api_key },
+    );
+    expect(reply.status).toBe(200);
+    const operation = await eventually("speak");
+    expect(operation.spanContext().traceId).toBe(callerTrace);
+    expect(operation.parentSpanContext?.spanId).toBe(callerSpan);
+    expect(operation.attributes).toMatchObject({
+      "switchboard.trace_name": "onboarding",
+      "switchboard.generation_name": "greeting",
+      "switchboard.trace.customer": "acme",
+      "switchboard.trace.tier": 3,
+      "session.id": "sess-7",
+      "enduser.id": "user-9",
+      "switchboard.model": "local/espeak-ng",
+      "switchboard.outcome": "completed",
+    });
+    expect(operation.attributes["switchboard.trace.trace_id"]).toBeUndefined();
+    // Linked to the RPC's own span, which stays in the trace the HTTP request came with.
+    const call = await eventually("switchboard.v1.SpeechService/StreamSpeech");
+    expect(operation.links.map((link) => link.context.spanId)).toEqual([call.spanContext().spanId]);
+    const engine = await eventually("speech.engine local/espeak-ng");
+    expect(engine.kind).toBe(SpanKind.CLIENT);
+    expect(engine.parentSpanContext?.spanId).toBe(operation.spanContext().spanId);
+  });
+
+  it("ignores malformed ids: the operation stays under the call's span", async () => {
+    const reply = await postSpeech(
+      t.httpUrl,
+      { model: "local/espeak-ng", voice: "en-us", input: "Hi.", response_format: "pcm", trace: { trace_id: "not-hex", parent_span_id: "zz" } },
+      { key: t.tenant.api_key },
+    );
+    expect(reply.status).toBe(200);
+    const operation = await eventually("speech.synthesize");
+    const call = await eventually("switchboard.v1.SpeechService/StreamSpeech");
+    expect(operation.spanContext().traceId).toBe(call.spanContext().traceId);
+    expect(operation.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+  });
+
+  it("puts a video submission in the caller's trace and runs the queued job under it", async () => {
+    const submitted = await postVideo(t.httpUrl, t.tenant.api_key, {
+      model: "local/test-pattern",
+      prompt: "a teal ocean",
+      duration: 1,
+      resolution: "480p",
+      user: "user-3",
+      trace: { trace_id: callerTrace, parent_span_id: callerSpan, generation_name: "ocean" },
+    });
+    expect(submitted.status).toBe(200);
+    const operation = await eventually("video.submit");
+    expect(operation.spanContext().traceId).toBe(callerTrace);
+    expect(operation.parentSpanContext?.spanId).toBe(callerSpan);
+    expect(operation.attributes).toMatchObject({ "switchboard.generation_name": "ocean", "enduser.id": "user-3", "switchboard.model": "local/test-pattern" });
+    const job = await eventually("video.job");
+    expect(job.spanContext().traceId).toBe(callerTrace);
+    expect(job.parentSpanContext?.spanId).toBe(operation.spanContext().spanId);
+    expect(job.attributes).toMatchObject({ "switchboard.job_id": submitted.body.id, "switchboard.outcome": "completed" });
+  });
+});
+
+describe("the intern host call", () => {
+  it("is a CLIENT span under the chat call's span", async () => {
+    const result = await readChat(
+      await fetch(`${t.httpUrl}/api/v1/interns/scripted/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${t.tenant.api_key}`, traceparent },
+        body: JSON.stringify(promptBody("say hello")),
+      }),
+    );
+    expect(result.done).toBe(true);
+    const call = await eventually("switchboard.v1.InternChatService/CreateChatCompletion");
+    const hostCall = await eventually("InternHostService/StartRun");
+    expect(call.spanContext().traceId).toBe(callerTrace);
+    expect(hostCall.kind).toBe(SpanKind.CLIENT);
+    expect(hostCall.spanContext().traceId).toBe(callerTrace);
+    expect(hostCall.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+    expect(hostCall.attributes["switchboard.intern_id"]).toBe("scripted");
+  });
+});
