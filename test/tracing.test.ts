@@ -1,6 +1,9 @@
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { createClient } from "@connectrpc/connect";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { OrganizationService } from "../src/gen/switchboard/v1/organization_pb.js";
 import { scriptedAgentCommand } from "./support/scripted-agent-command.js";
@@ -9,17 +12,25 @@ import { promptBody, readChat } from "./support/chat-harness.js";
 import { postSpeech } from "./support/speech-http.js";
 import { grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
 import { postVideo } from "./support/video-client.js";
+import { createTestCertificate, startHttpsReceiver, type HttpsReceiver } from "./webhook/https-receiver.js";
 
 const exporter = new InMemorySpanExporter();
 let t: TestServer;
 let host: RunningInternHost;
+let receiver: HttpsReceiver;
+let dir: string;
 
 const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
 const callerSpan = "00f067aa0ba902b7";
 const traceparent = `00-${callerTrace}-${callerSpan}-01`;
 
 beforeAll(async () => {
-  t = await startTestServer({}, {}, undefined, { spanExporter: exporter });
+  dir = mkdtempSync(join(tmpdir(), "switchboard-tracing-"));
+  const certificate = await createTestCertificate();
+  writeFileSync(join(dir, "ca.pem"), certificate.cert);
+  receiver = await startHttpsReceiver(certificate);
+  // The webhook receiver is on loopback with a self-signed certificate: the operator's switches allow it.
+  t = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: "1", WEBHOOK_CA_FILE: join(dir, "ca.pem") }, {}, undefined, { spanExporter: exporter });
   const token = "host-token-for-tracing";
   host = await startInternHost({ port: 0, token, agent: scriptedAgentCommand() });
   await t.admin.addIntern({ orgId: t.tenant.organization_id, id: "scripted", endpoint: host.url, token, state: "running" });
@@ -27,6 +38,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await host?.close();
   await t?.close();
+  await receiver?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 beforeEach(() => exporter.reset());
 
@@ -120,13 +133,14 @@ describe("the request's trace object", () => {
     expect(operation.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
   });
 
-  it("puts a video submission in the caller's trace and runs the queued job under it", async () => {
+  it("puts a video submission in the caller's trace, and its queued run and webhook delivery under it", async () => {
     const submitted = await postVideo(t.httpUrl, t.tenant.api_key, {
       model: "local/test-pattern",
       prompt: "a teal ocean",
       duration: 1,
       resolution: "480p",
       user: "user-3",
+      callback_url: `https://127.0.0.1:${receiver.port}/hooks/traced`,
       trace: { trace_id: callerTrace, parent_span_id: callerSpan, generation_name: "ocean" },
     });
     expect(submitted.status).toBe(200);
@@ -138,6 +152,10 @@ describe("the request's trace object", () => {
     expect(job.spanContext().traceId).toBe(callerTrace);
     expect(job.parentSpanContext?.spanId).toBe(operation.spanContext().spanId);
     expect(job.attributes).toMatchObject({ "switchboard.job_id": submitted.body.id, "switchboard.outcome": "completed" });
+    const webhook = await eventually("video.webhook");
+    expect(webhook.spanContext().traceId).toBe(callerTrace);
+    expect(webhook.parentSpanContext?.spanId).toBe(operation.spanContext().spanId);
+    expect(webhook.attributes).toMatchObject({ "switchboard.job_id": submitted.body.id, "switchboard.outcome": "delivered", "switchboard.attempts": 1 });
   });
 });
 

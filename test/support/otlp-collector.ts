@@ -14,12 +14,15 @@ export interface OtlpSpan {
 export interface OtlpCollector {
   endpoint: string;
   spans: OtlpSpan[];
+  /** Each exported resource's attributes, as JSON text. */
+  resources: string[];
   close(): Promise<void>;
 }
 
 /** Starts the collector stand-in on a port chosen by the OS. */
 export async function startOtlpCollector(): Promise<OtlpCollector> {
   const spans: OtlpSpan[] = [];
+  const resources: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -29,7 +32,10 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      for (const resource of body.resourceSpans ?? []) for (const scope of resource.scopeSpans ?? []) spans.push(...(scope.spans ?? []));
+      for (const resource of body.resourceSpans ?? []) {
+        resources.push(JSON.stringify(resource.resource?.attributes ?? []));
+        for (const scope of resource.scopeSpans ?? []) spans.push(...(scope.spans ?? []));
+      }
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
@@ -37,6 +43,7 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
+    resources,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

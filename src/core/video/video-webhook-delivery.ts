@@ -1,6 +1,8 @@
+import { SpanKind, type Tracer } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import { createVideoWebhookEvent, videoWebhookIdempotencyKey, type WebhookSender } from "../../providers/webhook/index.js";
 import type { Store } from "../../store/store.js";
+import { contextOfTraceparent, startChildSpan } from "../call-tracing.js";
 import { videoWebhookJob } from "./video-job-message.js";
 import type { VideoWebhookMessage } from "./video-queues.js";
 
@@ -11,6 +13,8 @@ export interface VideoWebhookDeliveryOptions {
   logger: Pick<Logger, "info" | "warn">;
   /** Told the outcome of every delivery (metrics). */
   onOutcome?: (outcome: string) => void;
+  /** Each delivery is a span in its job's trace. */
+  tracer: Tracer;
 }
 
 /**
@@ -29,23 +33,29 @@ export function createVideoWebhookDelivery(options: VideoWebhookDeliveryOptions)
     if (!job || !webhookJob) return;
     const { signingSecret } = await store.organizations.webhookSettings(job.orgId);
     const idempotencyKey = videoWebhookIdempotencyKey(webhookJob);
-    const result = await sender.deliver({
-      url,
-      body: createVideoWebhookEvent(webhookJob, job.finishedAt),
-      idempotencyKey,
-      signingSecret,
-      onAttempt: (attempt) =>
-        store.webhookDeliveries.record({ jobId, url, idempotencyKey, attempt: attempt.attempt, statusCode: attempt.status, error: attempt.error, durationMs: attempt.durationMs }),
-    });
-    if (result.attempts === 0) {
-      await store.webhookDeliveries.record({ jobId, url, idempotencyKey, attempt: 0, error: result.error, outcome: result.outcome });
-    } else {
-      await store.webhookDeliveries.setOutcome(jobId, idempotencyKey, result.outcome);
+    const span = startChildSpan(options.tracer, contextOfTraceparent(job.traceparent), "video.webhook", SpanKind.PRODUCER, { "switchboard.job_id": jobId });
+    try {
+      const result = await sender.deliver({
+        url,
+        body: createVideoWebhookEvent(webhookJob, job.finishedAt),
+        idempotencyKey,
+        signingSecret,
+        onAttempt: (attempt) =>
+          store.webhookDeliveries.record({ jobId, url, idempotencyKey, attempt: attempt.attempt, statusCode: attempt.status, error: attempt.error, durationMs: attempt.durationMs }),
+      });
+      if (result.attempts === 0) {
+        await store.webhookDeliveries.record({ jobId, url, idempotencyKey, attempt: 0, error: result.error, outcome: result.outcome });
+      } else {
+        await store.webhookDeliveries.setOutcome(jobId, idempotencyKey, result.outcome);
+      }
+      options.onOutcome?.(result.outcome);
+      span.setAttributes({ "switchboard.outcome": result.outcome, "switchboard.attempts": result.attempts });
+      const log = { job_id: jobId, outcome: result.outcome, attempts: result.attempts, status: result.status };
+      if (result.outcome === "delivered") logger.info(log, "video webhook delivered");
+      else logger.warn({ ...log, error: result.error }, "video webhook not delivered");
+      if (result.outcome === "aborted") throw new Error(`The webhook delivery of ${jobId} was interrupted.`);
+    } finally {
+      span.end();
     }
-    options.onOutcome?.(result.outcome);
-    const log = { job_id: jobId, outcome: result.outcome, attempts: result.attempts, status: result.status };
-    if (result.outcome === "delivered") logger.info(log, "video webhook delivered");
-    else logger.warn({ ...log, error: result.error }, "video webhook not delivered");
-    if (result.outcome === "aborted") throw new Error(`The webhook delivery of ${jobId} was interrupted.`);
   };
 }

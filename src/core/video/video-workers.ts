@@ -29,7 +29,7 @@ export interface VideoWorkersOptions {
   onJobFinished?: (status: string, seconds: number) => void;
   /** Told the outcome of every webhook delivery (metrics). */
   onWebhookOutcome?: (outcome: string) => void;
-  /** Job runs are spans under their submissions'. */
+  /** Job runs and webhook deliveries are spans under their submissions'. */
   tracer: Tracer;
 }
 
@@ -68,7 +68,7 @@ export async function startVideoWorkers(options: VideoWorkersOptions): Promise<{
   };
   try {
     // Deliveries are light and every replica sweeps, so every replica delivers too, API-only ones included.
-    const deliver = createVideoWebhookDelivery({ store, sender: options.sender, logger, onOutcome: options.onWebhookOutcome });
+    const deliver = createVideoWebhookDelivery({ store, sender: options.sender, logger, onOutcome: options.onWebhookOutcome, tracer: options.tracer });
     await queue.work<VideoWebhookMessage>(videoQueues.webhook, { workers: webhookWorkers, pollIntervalSeconds }, deliver);
     if (options.workers > 0) {
       const runJob = createVideoJobRunner({
