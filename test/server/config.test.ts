@@ -14,3 +14,21 @@ describe("server configuration", () => {
     }
   });
 });
+
+describe("tracing configuration", () => {
+  it("is off without an OTLP endpoint, and when the SDK is disabled", () => {
+    expect(loadServerConfig({}).tracing).toBeUndefined();
+    expect(loadServerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" }).tracing).toBeUndefined();
+  });
+
+  it("appends /v1/traces to the base endpoint, takes the traces endpoint as is, and names the service", () => {
+    expect(loadServerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).tracing).toEqual({ tracesUrl: "http://collector:4318/v1/traces", serviceName: "switchboard" });
+    expect(
+      loadServerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://b/otlp/traces", OTEL_SERVICE_NAME: "edge" }).tracing,
+    ).toEqual({ tracesUrl: "https://b/otlp/traces", serviceName: "edge" });
+  });
+
+  it("refuses an endpoint that is not an http(s) URL", () => {
+    expect(() => loadServerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toThrow(/must be http\(s\) URLs/);
+  });
+});
