@@ -11,6 +11,7 @@ const benches: Record<string, string> = {
   "speech-synthesis": "./speech-synthesis.ts",
   "video-queue": "./video-queue.ts",
   "chat-path": "./chat-path.ts",
+  capacity: "./capacity.ts",
 };
 
 const knobNames = ["BENCH_SCALE", "BENCH_SECONDS", "BENCH_PICKUP_SAMPLES", "BENCH_CAPACITY_STREAMS", "SOAK_SECONDS"];
