@@ -12,6 +12,7 @@ const benches: Record<string, string> = {
   "video-queue": "./video-queue.ts",
   "chat-path": "./chat-path.ts",
   capacity: "./capacity.ts",
+  soak: "./soak.ts",
 };
 
 const knobNames = ["BENCH_SCALE", "BENCH_SECONDS", "BENCH_PICKUP_SAMPLES", "BENCH_CAPACITY_STREAMS", "SOAK_SECONDS"];
