@@ -13,6 +13,7 @@ const benches: Record<string, string> = {
   "chat-path": "./chat-path.ts",
   capacity: "./capacity.ts",
   soak: "./soak.ts",
+  portkey: "./portkey.ts",
 };
 
 const knobNames = ["BENCH_SCALE", "BENCH_SECONDS", "BENCH_PICKUP_SAMPLES", "BENCH_CAPACITY_STREAMS", "SOAK_SECONDS"];
