@@ -3,7 +3,7 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { InternHostService } from "../src/gen/switchboard/host/v1/host_pb.js";
@@ -59,6 +59,8 @@ type StreamProbe = () => Promise<StreamSample>;
 
 const require = createRequire(import.meta.url);
 const startBudgetMs = 30_000;
+/** Works around Portkey's known `TypeError: immutable` on Node's fetch responses (see the file). */
+const mutableFetchResponse = pathToFileURL(fileURLToPath(new URL("./portkey/mutable-fetch-response.mjs", import.meta.url))).href;
 
 /** Reads an OpenAI-style SSE response, parsing each event as a client SDK would. */
 function sseProbe(url: string, headers: Record<string, string>, body: string, agent: http.Agent): StreamProbe {
@@ -150,7 +152,7 @@ async function startPortkey(): Promise<{ url: string; process: ChildProcess; sto
   const entry = join(dirname(require.resolve("@portkey-ai/gateway/package.json")), "build", "start-server.js");
   const port = await freePort();
   let output = "";
-  const child = spawn(process.execPath, [entry, `--port=${port}`, "--headless"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
+  const child = spawn(process.execPath, ["--import", mutableFetchResponse, entry, `--port=${port}`, "--headless"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
   guardChild(child.pid!);
   // Portkey logs every request; keep only a tail for an error message.
   const keep = (piece: Buffer) => void (output = (output + piece.toString()).slice(-2_000));
@@ -251,7 +253,7 @@ export async function run(): Promise<BenchReport> {
   if ("error" in result.portkey) {
     rows.push({ bench, figure: `Portkey could not run: ${result.portkey.error.replace(/\|/g, "/").replace(/\n/g, " ")}`, value: NaN, unit: "", baseline: "OpenAI-style upstream read directly", baselineValue: result.upstreamDirect.chunksPerSecond, target: "reported", met: null });
   } else {
-    rows.push(...gatewayRows(bench, `Portkey ${portkeyVersion()} (${shape})`, result.portkey, "OpenAI-style upstream read directly", result.upstreamDirect));
+    rows.push(...gatewayRows(bench, `Portkey ${portkeyVersion()}, fetch response re-wrapped for its issue #1389 (${shape})`, result.portkey, "OpenAI-style upstream read directly", result.upstreamDirect));
   }
   return { rows, detail: result };
 }
