@@ -165,6 +165,9 @@ function storeRows(store: string, figures: VideoQueueFigures): BenchRow[] {
 export async function run(): Promise<BenchReport> {
   const result = await measureVideoQueue();
   const rows = storeRows("PGlite", result.pglite);
-  if (!("error" in result.postgres)) rows.push(...storeRows("PostgreSQL", result.postgres));
+  if ("error" in result.postgres) {
+    const reason = result.postgres.error.replace(/\|/g, "/").replace(/\n/g, " ").slice(0, 200);
+    rows.push({ bench: "video-queue", figure: `PostgreSQL not measured: ${reason}`, value: NaN, unit: "", baseline: "—", baselineValue: null, target: "reported", met: null });
+  } else rows.push(...storeRows("PostgreSQL", result.postgres));
   return { rows, detail: result };
 }
