@@ -5,6 +5,7 @@ import { measurePausedRunMemory, type PausedRunMemory } from "./chat-path/paused
 import { createBenchAgent } from "./chat-path/sse-client.js";
 import { measureStreamThroughput, type StreamThroughput } from "./chat-path/stream-throughput.js";
 import { startSwitchboardProcesses } from "./chat-path/switchboard-processes.js";
+import { addedRow, type BenchReport } from "./bench-row.js";
 
 /** Options for {@link run}; the defaults are what `npm run bench` measures (BENCH_SCALE scales windows and counts). */
 export interface ChatPathBenchOptions {
@@ -165,7 +166,7 @@ function pausedRunMemoryItem(memory: Measured<PausedRunMemory>): ChatPathBenchRe
  * Figures are reported, never asserted: the machine is shared, so each item
  * carries the load average it ran under.
  */
-export async function run(options: ChatPathBenchOptions = {}): Promise<ChatPathBenchResult> {
+export async function measureChatPath(options: ChatPathBenchOptions = {}): Promise<ChatPathBenchResult> {
   const scale = options.scale ?? Number(process.env.BENCH_SCALE ?? 1);
   if (!(scale > 0)) throw new Error("BENCH_SCALE must be a positive number.");
   const streaming = await measureStreaming(scale);
@@ -179,6 +180,24 @@ export async function run(options: ChatPathBenchOptions = {}): Promise<ChatPathB
     throughput,
     pausedRunMemory,
     meetsTargets: firstChunk.met && throughput.met && pausedRunMemory.met,
+  };
+}
+
+/** The bench's rows for `npm run bench`: each chat-path item as rows beside its same-run baseline. */
+export async function run(options: ChatPathBenchOptions = {}): Promise<BenchReport> {
+  const result = await measureChatPath(options);
+  const bench = "chat-path";
+  const { firstChunk, throughput, pausedRunMemory } = result;
+  const concurrency = firstChunk.detail.loaded.concurrency;
+  const fromHost = "same streams read from the host over gRPC";
+  return {
+    rows: [
+      addedRow({ bench, figure: `time to first chunk p50, ${concurrency} concurrent streams`, value: firstChunk.figure.p50Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p50Ms, target: `added ≤ ${targets.addedP50Ms} ms`, maxAdded: targets.addedP50Ms }),
+      addedRow({ bench, figure: `time to first chunk p99, ${concurrency} concurrent streams`, value: firstChunk.figure.p99Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p99Ms, target: `added ≤ ${targets.addedP99Ms} ms`, maxAdded: targets.addedP99Ms }),
+      { bench, figure: "SSE events/s through the whole path", value: throughput.figure.eventsPerSecond, unit: "events/s", baseline: "bare Node SSE writer, same bytes", baselineValue: throughput.baseline.eventsPerSecond, ratio: throughput.ratio, target: `≥ ${targets.throughputRatio}×`, met: throughput.met },
+      { bench, figure: `memory per run paused at a question, ${pausedRunMemory.detail.requested} paused`, value: pausedRunMemory.figure.kibPerRun, unit: "KiB", baseline: "— (absolute target; before state = the same processes before the runs)", baselineValue: null, target: `≤ ${targets.kibPerPausedRun} KiB`, met: pausedRunMemory.met },
+    ],
+    detail: result,
   };
 }
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import { freePort } from "../test/support/free-port.js";
+import { ratioRow, type BenchReport } from "./bench-row.js";
 
 /** Results of {@link run}: the bridge beside a bare route, same load, same run. */
 export interface MembersBenchResult {
@@ -40,7 +41,7 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
  * own and the load generator in this one, so neither shares an event loop
  * with the load.
  */
-export async function run(seconds = Number(process.env.BENCH_SECONDS ?? 5)): Promise<MembersBenchResult> {
+export async function measureMembersThroughput(seconds = Number(process.env.BENCH_SECONDS ?? 5)): Promise<MembersBenchResult> {
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
   const children: ChildProcess[] = [];
   try {
@@ -79,6 +80,20 @@ export async function run(seconds = Number(process.env.BENCH_SECONDS ?? 5)): Pro
     await sleep(300);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The bench's rows for `npm run bench`: the bridge's listing rate judged against the bare route's. */
+export async function run(): Promise<BenchReport> {
+  const result = await measureMembersThroughput();
+  const bench = "members-throughput";
+  const baseline = "bare Fastify route, same JSON";
+  return {
+    rows: [
+      ratioRow({ bench, figure: "member listing through the bridge (PGlite)", value: result.bridge.requestsPerSecond, unit: "req/s", baseline, baselineValue: result.bare.requestsPerSecond, target: "≥ 0.7×", minRatio: 0.7 }),
+      { bench, figure: "member listing p99 latency", value: result.bridge.p99Ms, unit: "ms", baseline, baselineValue: result.bare.p99Ms, target: "reported", met: null },
+    ],
+    detail: result,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(JSON.stringify(await run(), null, 2) + "\n");

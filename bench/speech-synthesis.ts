@@ -7,6 +7,7 @@ import { pino } from "pino";
 import { createEspeakEngine, type EspeakEngine } from "../src/providers/speech/espeak-engine.js";
 import type { SpeechFormat } from "../src/providers/speech/speech-engine.js";
 import { loadServerConfig } from "../src/server/config.js";
+import { addedRow, type BenchReport, type BenchRow } from "./bench-row.js";
 import { startServer } from "../src/server/server.js";
 
 /** Milliseconds to the first audio chunk over repeated warm requests. */
@@ -136,7 +137,7 @@ function round(value: number): number {
  * factor on one worker, and event-loop delay while 8 syntheses share the
  * pool. Prints a summary to stderr and returns the figures.
  */
-export async function run(): Promise<SpeechSynthesisBenchResult> {
+export async function measureSpeechSynthesis(): Promise<SpeechSynthesisBenchResult> {
   const workers = Math.min(2, availableParallelism());
   const engine = createEspeakEngine({ size: workers });
   let closed = false;
@@ -187,6 +188,28 @@ export async function run(): Promise<SpeechSynthesisBenchResult> {
   } finally {
     if (!closed) await engine.close();
   }
+}
+
+/** The bench's rows for `npm run bench`: first byte over HTTP against the engine's own, and the absolute targets. */
+export async function run(): Promise<BenchReport> {
+  const result = await measureSpeechSynthesis();
+  const bench = "speech-synthesis";
+  const absolute = "— (absolute target)";
+  const firstByteRows = (["pcm", "mp3"] as const).map((format) =>
+    addedRow({ bench, figure: `first byte over HTTP, ${format}, warm median`, value: result.firstByteHttp[format].medianMs, unit: "ms", baseline: "the engine's own first byte, same run", baselineValue: result.firstByte[format].medianMs, target: "≤ 60 ms", maxAdded: null }),
+  );
+  for (const row of firstByteRows) row.met = row.value <= 60;
+  const speedRows: BenchRow[] = (["pcm", "mp3"] as const).map((format) => ({
+    bench, figure: `real-time factor, ${format}, one worker`, value: result.realTimeFactor[format], unit: "× real time", baseline: absolute, baselineValue: null, target: "≥ 100×", met: result.realTimeFactor[format] >= 100,
+  }));
+  return {
+    rows: [
+      ...firstByteRows,
+      ...speedRows,
+      { bench, figure: "event-loop delay p99, 8 syntheses at once", value: result.eventLoopDelay.p99Ms, unit: "ms", baseline: absolute, baselineValue: null, target: "≤ 20 ms", met: result.eventLoopDelay.p99Ms <= 20 },
+    ],
+    detail: result,
+  };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();

@@ -6,6 +6,7 @@ import { createTestDatabase } from "../test/support/test-server.js";
 import { pino } from "pino";
 import { loadServerConfig } from "../src/server/config.js";
 import { startServer, type RunningServer } from "../src/server/server.js";
+import type { BenchReport, BenchRow } from "./bench-row.js";
 import { writeVideoModelsFile } from "../test/support/video-client.js";
 import { startFakeOpenAiVideos, type FakeOpenAiVideos } from "../test/video-providers/fake-openai-videos.js";
 
@@ -139,7 +140,7 @@ async function figures(makeStore: () => Promise<Store>, upstream: FakeOpenAiVide
  * submit to a worker holding the job (pg-boss fetch, woken by the submit on
  * the same replica, then the lease).
  */
-export async function run(seconds = Number(process.env.BENCH_SECONDS ?? 5), samples = Number(process.env.BENCH_PICKUP_SAMPLES ?? 100)): Promise<VideoQueueBenchResult> {
+export async function measureVideoQueue(seconds = Number(process.env.BENCH_SECONDS ?? 5), samples = Number(process.env.BENCH_PICKUP_SAMPLES ?? 100)): Promise<VideoQueueBenchResult> {
   const upstream = await startFakeOpenAiVideos("sk-bench");
   try {
     const pglite = await figures(pgliteStore, upstream, seconds, samples);
@@ -148,4 +149,25 @@ export async function run(seconds = Number(process.env.BENCH_SECONDS ?? 5), samp
   } finally {
     await upstream.close();
   }
+}
+
+function storeRows(store: string, figures: VideoQueueFigures): BenchRow[] {
+  const bench = "video-queue";
+  const absolute = "— (no target set; reported)";
+  return [
+    { bench, figure: `submit on ${store}`, value: figures.submit.requestsPerSecond, unit: "req/s", baseline: "poll on the same replica", baselineValue: figures.poll.requestsPerSecond, ratio: figures.ratio, target: "reported", met: null },
+    { bench, figure: `submit → worker pickup p50 on ${store}`, value: figures.pickupMs.p50, unit: "ms", baseline: absolute, baselineValue: null, target: "reported", met: null },
+    { bench, figure: `submit → worker pickup p99 on ${store}`, value: figures.pickupMs.p99, unit: "ms", baseline: absolute, baselineValue: null, target: "reported", met: null },
+  ];
+}
+
+/** The bench's rows for `npm run bench`: submit beside poll and queue pickup, per store (PostgreSQL only where it is reachable). */
+export async function run(): Promise<BenchReport> {
+  const result = await measureVideoQueue();
+  const rows = storeRows("PGlite", result.pglite);
+  if ("error" in result.postgres) {
+    const reason = result.postgres.error.replace(/\|/g, "/").replace(/\n/g, " ").slice(0, 200);
+    rows.push({ bench: "video-queue", figure: `PostgreSQL not measured: ${reason}`, value: NaN, unit: "", baseline: "—", baselineValue: null, target: "reported", met: null });
+  } else rows.push(...storeRows("PostgreSQL", result.postgres));
+  return { rows, detail: result };
 }

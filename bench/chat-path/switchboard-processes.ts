@@ -36,6 +36,8 @@ export interface SwitchboardProcessesOptions {
    * goes: `--cpu-prof --cpu-prof-dir DIR`, `--heapsnapshot-signal=SIGUSR2`…
    */
   diagnosticFlags?: string[];
+  /** Extra environment of the gateway, over the bench's own (e.g. `HEARTBEAT_MS` for the capacity bench). */
+  gatewayEnv?: Record<string, string>;
 }
 
 /** Heap of a probed process around a forced full collection. */
@@ -109,6 +111,7 @@ export async function startSwitchboardProcesses(options: SwitchboardProcessesOpt
         // A chat replica: video job polling on the same single-connection store stays out of the chat figures.
         VIDEO_WORKERS: "0",
         LOG_LEVEL: "info",
+        ...options.gatewayEnv,
       },
       join(root, "gateway.log"),
     );
