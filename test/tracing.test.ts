@@ -152,6 +152,9 @@ describe("the request's trace object", () => {
     expect(job.spanContext().traceId).toBe(callerTrace);
     expect(job.parentSpanContext?.spanId).toBe(operation.spanContext().spanId);
     expect(job.attributes).toMatchObject({ "switchboard.job_id": submitted.body.id, "switchboard.outcome": "completed" });
+    const provider = await eventually("video.provider local/test-pattern");
+    expect(provider.kind).toBe(SpanKind.CLIENT);
+    expect(provider.parentSpanContext?.spanId).toBe(job.spanContext().spanId);
     const webhook = await eventually("video.webhook");
     expect(webhook.spanContext().traceId).toBe(callerTrace);
     expect(webhook.parentSpanContext?.spanId).toBe(operation.spanContext().spanId);

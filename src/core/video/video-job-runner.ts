@@ -1,4 +1,4 @@
-import { SpanKind, type Tracer } from "@opentelemetry/api";
+import { SpanKind, type Span, type Tracer } from "@opentelemetry/api";
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { runVideoJob, VideoProviderError, type VideoGenerationRequest, type VideoModelRegistry, type VideoProvider } from "../../providers/video/index.js";
@@ -69,7 +69,7 @@ async function cancelQuietly(provider: VideoProvider, providerJobId: string | un
 export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: string) => Promise<void> {
   const { store, settler } = options;
 
-  async function run(job: VideoJobRecord, lease: VideoJobLease, log: Logger): Promise<void> {
+  async function run(job: VideoJobRecord, lease: VideoJobLease, log: Logger, span: Span): Promise<void> {
     const model = options.models.get(job.model);
     if (!model) {
       await settler.finish(job.id, lease.token, { status: "failed", error: `The model ${job.model} is no longer offered.` });
@@ -80,6 +80,8 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
     const stopLease = keepLease(store.videoJobs, job.id, lease, () => leaseLost.abort());
     let providerJobId = job.providerJobId;
     try {
+      // The provider's own work (submit, polls, download or render), apart from the queue's.
+      const providerSpan = startChildSpan(options.tracer, span, `video.provider ${job.model}`, SpanKind.CLIENT, { "switchboard.resumed": providerJobId !== undefined });
       const result = await runVideoJob({
         provider: model.provider,
         request: job.request as unknown as VideoGenerationRequest,
@@ -93,7 +95,13 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
           log.info({ provider_job_id: submitted }, "video job submitted to the provider");
         },
         signal: AbortSignal.any([options.shutdown, ttl, leaseLost.signal]),
-      });
+      }).then(
+        (done) => (endSpan(providerSpan), done),
+        (error: unknown) => {
+          endSpan(providerSpan, error);
+          throw error;
+        },
+      );
       const outputs = result.outputs.map(({ path: _path, ...output }) => output);
       if (await settler.finish(job.id, lease.token, { status: "completed", outputs })) log.info({ outputs: outputs.length }, "video job completed");
     } catch (error) {
@@ -138,7 +146,7 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
     });
     let failure: unknown;
     try {
-      await run(job, lease, log);
+      await run(job, lease, log, span);
     } catch (error) {
       failure = error;
       throw error;
