@@ -81,6 +81,9 @@ function transactionDb(tx: Queryable): PgBossDb {
 /** How long stopping waits for running handlers; ours return promptly once aborted. */
 const stopGraceMs = 5_000;
 
+/** Advisory lock key under which replicas define queues one at a time (migrations use another). */
+const queueDefinitionLock = 7366194;
+
 /** Creates the queue; call `start()` before anything else. */
 export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue> {
   const ownDb = options.databaseUrl ? await createPostgresDatabase(options.databaseUrl, 4) : undefined;
@@ -106,8 +109,21 @@ export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue
         expireInSeconds: definition.expireInSeconds,
       };
       // Creating leaves an existing queue as it was; the update carries a changed configuration.
-      await boss.createQueue(name, queue);
-      await boss.updateQueue(name, queue);
+      const createOrUpdate = async () => {
+        await boss.createQueue(name, queue);
+        await boss.updateQueue(name, queue);
+      };
+      // Replicas starting together on PostgreSQL deadlock inside pg-boss's create_queue (PostgreSQL then
+      // aborts one start): one replica defines at a time, under a lock held by this transaction. The
+      // embedded store has one process, and one connection this transaction would hold.
+      if (ownDb) {
+        await ownDb.transaction(async (tx) => {
+          await tx.query("SELECT pg_advisory_xact_lock($1)", [queueDefinitionLock]);
+          await createOrUpdate();
+        });
+      } else {
+        await createOrUpdate();
+      }
     },
     async send(name, data, tx) {
       await boss.send(name, data, tx ? { db: transactionDb(tx) as PgBoss.Db } : {});
