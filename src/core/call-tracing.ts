@@ -6,7 +6,6 @@ import { onCallEnd, readerLeft } from "./on-call-end.js";
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = { keys: (headers: Headers) => [...headers.keys()], get: (headers: Headers, key: string) => headers.get(key) ?? undefined };
-const headerSetter = { set: (headers: Headers, key: string, value: string) => headers.set(key, value) };
 
 // Spans are parented explicitly (the call's span travels in its context
 // values) rather than through a global context manager: that would need
@@ -53,9 +52,9 @@ export function injectTraceContext(span: Span, headers: Record<string, string>):
 
 /** `span`'s W3C `traceparent`, to store with work that runs later (a queued video job); absent when not sampled. */
 export function traceparentOf(span: Span): string | undefined {
-  const headers = new Headers();
-  propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, headerSetter);
-  return headers.get("traceparent") ?? undefined;
+  const headers: Record<string, string> = {};
+  injectTraceContext(span, headers);
+  return headers.traceparent;
 }
 
 /** The context a stored `traceparent` names, to parent later work under the span that queued it. */
