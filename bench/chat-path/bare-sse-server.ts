@@ -62,7 +62,6 @@ async function writeEvents(response: ServerResponse, events: readonly string[]):
     "x-accel-buffering": "no",
     "x-request-id": crypto.randomUUID(),
   });
-  response.flushHeaders();
   for (const event of events) await write(event);
   response.end();
 }

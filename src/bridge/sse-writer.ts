@@ -10,6 +10,7 @@ export function createSseWriter(response: ServerResponse) {
     if (!response.write(text) && !response.destroyed) await once(response, "drain");
   };
   return {
+    /** Sets the status and headers; they leave with the first event, in the same packet. */
     open(headers: Record<string, string>) {
       response.writeHead(200, {
         "content-type": "text/event-stream; charset=utf-8",
@@ -18,7 +19,6 @@ export function createSseWriter(response: ServerResponse) {
         "x-accel-buffering": "no",
         ...headers,
       });
-      response.flushHeaders();
     },
     data: (json: object) => write(`data: ${JSON.stringify(json)}\n\n`),
     comment: (text: string) => write(`: ${text}\n\n`),

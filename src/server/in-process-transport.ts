@@ -25,6 +25,12 @@ export interface InProcessTransportOptions {
 type Implementation = (input: unknown, context: HandlerContext) => unknown;
 
 /**
+ * The reason a finished call's context is aborted with: one shared error, as
+ * an abort without a reason builds a DOMException (and its stack) per call.
+ */
+const callFinished = new ConnectError("the call has finished", Code.Canceled);
+
+/**
  * Records the implementations a routes function registers, instead of
  * wrapping them in wire-protocol handlers.
  */
@@ -118,7 +124,7 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
       } catch (error) {
         throw ConnectError.from(error);
       } finally {
-        context.abort();
+        context.abort(callFinished);
       }
     },
 
@@ -145,7 +151,7 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
             } catch (error) {
               throw ConnectError.from(error);
             } finally {
-              context.abort();
+              context.abort(callFinished);
             }
           }
           return { stream: true, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: messages() };
@@ -155,7 +161,7 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
         }
         return await call({ ...requestCommon(method, context), stream: true, method, message: requests() });
       } catch (error) {
-        context.abort();
+        context.abort(callFinished);
         throw ConnectError.from(error);
       }
     },

@@ -1,6 +1,14 @@
 import { pino, type Logger } from "pino";
 
 /**
+ * Standard output, written asynchronously: a synchronous write per line cost
+ * each request a blocking syscall on the event loop. Lines logged while a
+ * write is under way leave together in the next one, none waits for a batch
+ * to fill, and pino flushes what is pending when the process exits.
+ */
+const asyncStdout = () => pino.destination({ dest: 1, sync: false });
+
+/**
  * The process logger. Secrets never reach it: credentials are redacted
  * wherever a header object is logged, and no code logs bodies or prompts.
  */
@@ -12,5 +20,5 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
       censor: "[redacted]",
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? asyncStdout());
 }

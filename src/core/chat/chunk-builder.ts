@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ChatCompletionChunkSchema, type ChatCompletionChunk, type ChatDeltaSchema, type ChatUsage } from "../../gen/switchboard/v1/chat_pb.js";
 import type { PublicError } from "../error-catalogue.js";
@@ -17,7 +17,8 @@ export interface ChunkBuilderOptions {
  * and the spec's chunk kinds. Pure: it writes nothing.
  */
 export function createChunkBuilder(options: ChunkBuilderOptions) {
-  const id = `chatcmpl-${randomBytes(12).toString("base64url")}`;
+  // randomUUID draws from a cached entropy pool; randomBytes costs a syscall per id.
+  const id = `chatcmpl-${randomUUID().replaceAll("-", "")}`;
   const created = BigInt(Math.floor(Date.now() / 1000));
   let toolCallIndex = 0;
   const chunk = (init: MessageInitShape<typeof ChatCompletionChunkSchema>, model = options.model): ChatCompletionChunk =>
