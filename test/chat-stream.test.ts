@@ -62,6 +62,14 @@ describe("chat stream", () => {
     expect(contentOf(result)).toBe("done");
   });
 
+  it("sends no keepalive while output keeps coming, each chunk restarting the silence", async () => {
+    // Every gap is shorter than the 150 ms heartbeat, the whole turn far longer.
+    const steps = Array.from({ length: 6 }, (_, index) => `say ${index}\nsleep 80`).join("\n");
+    const result = await h.chat(promptBody(steps));
+    expect(contentOf(result)).toBe("012345");
+    expect(result.keepalives).toBe(0);
+  });
+
   it("refuses a second turn in a busy session with 409 busy and Retry-After", async () => {
     const gate = join(scratch, "busy-gate");
     const first = await h.chat(promptBody("say x"));

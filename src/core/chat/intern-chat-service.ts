@@ -82,6 +82,36 @@ async function firstEvent(events: AsyncIterator<{ event?: RunEvent }>, timeoutMs
 }
 
 /**
+ * The caller's silence timer: one timer per stream, re-armed by each write
+ * (a timer and a promise per event cost more than building the chunk).
+ * `due` settles once the stream has been silent for the interval.
+ */
+function createSilenceTimer(intervalMs: number) {
+  let fire!: () => void;
+  let fired = false;
+  const arm = () => new Promise<"tick">((resolve) => (fire = () => resolve("tick")));
+  let due = arm();
+  const timer = setTimeout(() => {
+    fired = true;
+    fire();
+  }, intervalMs);
+  return {
+    get due() {
+      return due;
+    },
+    /** Something was written: the silence starts again. */
+    wrote() {
+      timer.refresh();
+      if (fired) {
+        fired = false;
+        due = arm();
+      }
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
+
+/**
  * Relays the host's run events as chunks, keeping the spec's order: role,
  * content/reasoning/interaction, one finish, the final chunk. A keepalive is
  * sent whenever nothing was written for the heartbeat interval.
@@ -94,76 +124,77 @@ async function* relayRun(
 ): AsyncGenerator<CreateChatCompletionResponse> {
   let sessionId = first.kind.case === "started" ? first.kind.value.sessionId : undefined;
   yield chunkEvent(chunks.role());
-  let lastWrite = Date.now();
+  const silence = createSilenceTimer(options.heartbeatMs);
   let pending: RunEvent | undefined = first;
-  for (;;) {
-    let event = pending;
-    pending = undefined;
-    if (!event) {
-      let result: IteratorResult<{ event?: RunEvent }> | "tick";
-      try {
-        const next = events.next();
-        for (;;) {
-          let timer: NodeJS.Timeout | undefined;
-          const wait = Math.max(0, options.heartbeatMs - (Date.now() - lastWrite));
-          const tick = new Promise<"tick">((resolve) => (timer = setTimeout(() => resolve("tick"), wait)));
-          result = await Promise.race([next, tick]).finally(() => clearTimeout(timer));
-          if (result !== "tick") break;
-          yield keepalive;
-          lastWrite = Date.now();
-        }
-      } catch (error) {
-        // A shutdown's drain aborted the host call: end the stream well-formed.
-        if (options.drainSignal?.aborted && !options.signal.aborted) {
-          yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed", "The server is shutting down; the stream was closed."))));
+  try {
+    for (;;) {
+      let event = pending;
+      pending = undefined;
+      if (!event) {
+        let result: IteratorResult<{ event?: RunEvent }> | "tick";
+        try {
+          const next = events.next();
+          for (;;) {
+            result = await Promise.race([next, silence.due]);
+            if (result !== "tick") break;
+            yield keepalive;
+            silence.wrote();
+          }
+        } catch (error) {
+          // A shutdown's drain aborted the host call: end the stream well-formed.
+          if (options.drainSignal?.aborted && !options.signal.aborted) {
+            yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed", "The server is shutting down; the stream was closed."))));
+            yield chunkEvent(chunks.final(sessionId, undefined));
+            return;
+          }
+          // A caller that went away is promised no final event.
+          if (options.signal.aborted) return;
+          yield chunkEvent(chunks.error(describeError(hostStreamBreakToCallerError(error))));
           yield chunkEvent(chunks.final(sessionId, undefined));
           return;
         }
-        // A caller that went away is promised no final event.
-        if (options.signal.aborted) return;
-        yield chunkEvent(chunks.error(describeError(hostStreamBreakToCallerError(error))));
-        yield chunkEvent(chunks.final(sessionId, undefined));
-        return;
+        if (result.done || !result.value.event) {
+          yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed"))));
+          yield chunkEvent(chunks.final(sessionId, undefined));
+          return;
+        }
+        event = result.value.event;
       }
-      if (result.done || !result.value.event) {
-        yield chunkEvent(chunks.error(describeError(catalogueError("stream_severed"))));
-        yield chunkEvent(chunks.final(sessionId, undefined));
-        return;
+      const kind = event.kind;
+      switch (kind.case) {
+        case "started":
+          sessionId = kind.value.sessionId;
+          continue;
+        case "activity":
+          continue;
+        case "content":
+          yield chunkEvent(chunks.content(kind.value));
+          break;
+        case "reasoning":
+          yield chunkEvent(chunks.reasoning(kind.value));
+          break;
+        case "interaction":
+          yield chunkEvent(chunks.interaction(kind.value.id, kind.value.arguments));
+          break;
+        case "paused":
+          yield chunkEvent(chunks.finish("tool_calls"));
+          yield chunkEvent(chunks.final(sessionId, undefined));
+          return;
+        case "finished":
+          yield chunkEvent(chunks.finish("stop"));
+          yield chunkEvent(chunks.final(sessionId, kind.value.usage, kind.value.model));
+          return;
+        case "failed":
+          yield chunkEvent(chunks.error(describeError(catalogueErrorForReason(kind.value.reason, kind.value.message))));
+          yield chunkEvent(chunks.final(sessionId, kind.value.usage));
+          return;
+        default:
+          continue;
       }
-      event = result.value.event;
+      silence.wrote();
     }
-    const kind = event.kind;
-    switch (kind.case) {
-      case "started":
-        sessionId = kind.value.sessionId;
-        continue;
-      case "activity":
-        continue;
-      case "content":
-        yield chunkEvent(chunks.content(kind.value));
-        break;
-      case "reasoning":
-        yield chunkEvent(chunks.reasoning(kind.value));
-        break;
-      case "interaction":
-        yield chunkEvent(chunks.interaction(kind.value.id, kind.value.arguments));
-        break;
-      case "paused":
-        yield chunkEvent(chunks.finish("tool_calls"));
-        yield chunkEvent(chunks.final(sessionId, undefined));
-        return;
-      case "finished":
-        yield chunkEvent(chunks.finish("stop"));
-        yield chunkEvent(chunks.final(sessionId, kind.value.usage, kind.value.model));
-        return;
-      case "failed":
-        yield chunkEvent(chunks.error(describeError(catalogueErrorForReason(kind.value.reason, kind.value.message))));
-        yield chunkEvent(chunks.final(sessionId, kind.value.usage));
-        return;
-      default:
-        continue;
-    }
-    lastWrite = Date.now();
+  } finally {
+    silence.stop();
   }
 }
 
