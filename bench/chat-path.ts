@@ -5,7 +5,7 @@ import { measurePausedRunMemory, type PausedRunMemory } from "./chat-path/paused
 import { createBenchAgent } from "./chat-path/sse-client.js";
 import { measureStreamThroughput, type StreamThroughput } from "./chat-path/stream-throughput.js";
 import { startSwitchboardProcesses } from "./chat-path/switchboard-processes.js";
-import { addedRow, type BenchReport } from "./bench-row.js";
+import { addedRow, type BenchReport, type BenchRow } from "./bench-row.js";
 
 /** Options for {@link run}; the defaults are what `npm run bench` measures (BENCH_SCALE scales windows and counts). */
 export interface ChatPathBenchOptions {
@@ -183,6 +183,28 @@ export async function measureChatPath(options: ChatPathBenchOptions = {}): Promi
   };
 }
 
+/**
+ * The most the whole path could carry if the gateway and the host cost
+ * nothing: the agent is one process on one core, and its own CPU per event
+ * (ACP messages it writes for each event the client receives) caps the
+ * events per second, whatever sits behind it.
+ */
+function agentCeilingRow(bench: string, throughput: ChatPathBenchResult["throughput"]): BenchRow {
+  const agentMsPerEvent = throughput.detail.whole.cpuMsPerEvent.agent;
+  const ceiling = Math.round(1000 / agentMsPerEvent);
+  return {
+    bench,
+    figure: `ceiling set by the agent process alone (${agentMsPerEvent} ms of its CPU per event, one core)`,
+    value: ceiling,
+    unit: "events/s",
+    baseline: "bare Node SSE writer, same bytes",
+    baselineValue: throughput.baseline.eventsPerSecond,
+    ratio: round(ceiling / throughput.baseline.eventsPerSecond),
+    target: "reported (the best ratio any gateway could reach here)",
+    met: null,
+  };
+}
+
 /** The bench's rows for `npm run bench`: each chat-path item as rows beside its same-run baseline. */
 export async function run(options: ChatPathBenchOptions = {}): Promise<BenchReport> {
   const result = await measureChatPath(options);
@@ -195,6 +217,7 @@ export async function run(options: ChatPathBenchOptions = {}): Promise<BenchRepo
       addedRow({ bench, figure: `time to first chunk p50, ${concurrency} concurrent streams`, value: firstChunk.figure.p50Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p50Ms, target: `added ≤ ${targets.addedP50Ms} ms`, maxAdded: targets.addedP50Ms }),
       addedRow({ bench, figure: `time to first chunk p99, ${concurrency} concurrent streams`, value: firstChunk.figure.p99Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p99Ms, target: `added ≤ ${targets.addedP99Ms} ms`, maxAdded: targets.addedP99Ms }),
       { bench, figure: "SSE events/s through the whole path", value: throughput.figure.eventsPerSecond, unit: "events/s", baseline: "bare Node SSE writer, same bytes", baselineValue: throughput.baseline.eventsPerSecond, ratio: throughput.ratio, target: `≥ ${targets.throughputRatio}×`, met: throughput.met },
+      agentCeilingRow(bench, throughput),
       { bench, figure: `memory per run paused at a question, ${pausedRunMemory.detail.requested} paused`, value: pausedRunMemory.figure.kibPerRun, unit: "KiB", baseline: "— (absolute target; before state = the same processes before the runs)", baselineValue: null, target: `≤ ${targets.kibPerPausedRun} KiB`, met: pausedRunMemory.met },
     ],
     detail: result,
