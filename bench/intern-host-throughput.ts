@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
+import net from "node:net";
+import type { Readable, Writable } from "node:stream";
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -39,6 +41,12 @@ export interface InternHostBenchResult {
   directLatencyMs: { p50: number; p99: number };
   /** Host percentile minus direct percentile: what the host adds per chunk. */
   addedLatencyMs: { p50: number; p99: number };
+  /**
+   * Agent write → read through a relay process that does nothing but copy the
+   * agent's stdout to a loopback TCP socket: the floor any process in the
+   * host's place adds on this machine (a wake-up per hop), in the same run.
+   */
+  relayLatencyMs: { p50: number; p99: number };
   targets: { chunksPerSecond: number; addedP99Ms: number };
   meetsTargets: boolean;
 }
@@ -51,9 +59,12 @@ const thisFile = fileURLToPath(import.meta.url);
  * stamps every chunk with `process.hrtime.bigint()` (CLOCK_MONOTONIC, one clock
  * for all processes of the machine) as it writes it; readers subtract that
  * from their own clock on receipt. The same flood and paced sequences are
- * read twice: through a host running in its own process (as it is deployed)
- * to a gRPC client (HTTP/2) in this one, and as raw NDJSON from the agent's
- * stdout; the paced latency sequences alternate between the two paths. Chunks count as agent chunks: the host may coalesce chunks that wait
+ * read through a host running in its own process (as it is deployed) to a
+ * gRPC client (HTTP/2) in this one, and as raw NDJSON from the agent's
+ * stdout; the paced sequences are also read through a bare relay process in
+ * the host's place (the agent's stdout copied to a TCP socket), which shows
+ * what an extra process hop alone costs on this machine. The paced sequences
+ * alternate between the paths. Chunks count as agent chunks: the host may coalesce chunks that wait
  * behind a busy reader into one event. Targets (issue 3): 20,000 chunks/s on
  * one core and at most 2 ms of added p99 latency.
  */
@@ -65,7 +76,8 @@ export async function measureInternHostThroughput(options: InternHostBenchOption
   const paced = `flood-timed ${Math.ceil(latencySamples / latencyRounds)} ${gapMs}`;
   const agent = scriptedAgentCommand("--modes", "none");
 
-  const host = await spawnHost(agent);
+  const host = await spawnBenchChild("--serve-host", agent);
+  const relay = await spawnBenchChild("--serve-relay", agent);
   try {
     const client = createClient(InternHostService, createGrpcTransport({ baseUrl: host.url }));
     const readHost = async (prompt: string) => {
@@ -83,8 +95,14 @@ export async function measureInternHostThroughput(options: InternHostBenchOption
     // Latency after the floods, which leave the host's hot path compiled by the JIT, as in a host that has been serving.
     const hostPaced: Sample[] = [];
     const directPaced: Sample[] = [];
+    const relayPaced: Sample[] = [];
+    // One unmeasured paced round per path first: pacing takes code paths a flood does not (a reader waiting on every chunk), and their first compilation is warm-up, not the steady state.
+    await readDirect(agent, paced);
+    await readRelayed(relay.url, paced);
+    await readHost(paced);
     for (let round = 0; round < latencyRounds; round++) {
       directPaced.push(...(await readDirect(agent, paced)));
+      relayPaced.push(...(await readRelayed(relay.url, paced)));
       hostPaced.push(...(await readHost(paced)));
     }
 
@@ -103,11 +121,12 @@ export async function measureInternHostThroughput(options: InternHostBenchOption
       hostLatencyMs: hostLatency,
       directLatencyMs: directLatency,
       addedLatencyMs: added,
+      relayLatencyMs: percentiles(relayPaced),
       targets,
       meetsTargets: Math.max(hostChunksPerSecond, hostChunksPerCpuSecond ?? 0) >= targets.chunksPerSecond && added.p99 <= targets.addedP99Ms,
     };
   } finally {
-    await host.stop();
+    await Promise.all([host.stop(), relay.stop()]);
   }
 }
 
@@ -126,15 +145,19 @@ function samplesOf(text: string): Sample[] {
     .map((stamp) => ({ latencyNs: receivedNs - BigInt(stamp), receivedNs }));
 }
 
-/** Runs a host in a child process, like `switchboard intern-host`; it prints its URL on its first line. */
-async function spawnHost(agent: string): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
+/**
+ * Runs this file in a child process as a host (`--serve-host`, like
+ * `switchboard intern-host`) or as the bare relay (`--serve-relay`); it
+ * prints its URL on its first line.
+ */
+async function spawnBenchChild(mode: "--serve-host" | "--serve-relay", agent: string): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
   const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-  const child = spawn(process.execPath, ["--import", tsxLoader, thisFile, "--serve-host", agent], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", tsxLoader, thisFile, mode, agent], { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once("line", resolve);
-    void exited.then(() => reject(new Error("The bench host exited before it listened.")));
+    void exited.then(() => reject(new Error(`The bench child (${mode}) exited before it listened.`)));
   });
   lines.close();
   return {
@@ -157,13 +180,33 @@ function cpuMillisecondsOf(child: ChildProcess): number | null {
   }
 }
 
-/** Speaks just enough ACP by hand to run one prompt and time its chunks straight off stdout. */
+/** Runs one prompt on a fresh agent and times its chunks straight off its stdout. */
 async function readDirect(command: string, prompt: string): Promise<Sample[]> {
   const [program, ...args] = splitCommandLine(command);
   const agent = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
-  const send = (id: number, method: string, params: unknown) => agent.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+  try {
+    return await promptByHand(agent.stdout, agent.stdin, prompt);
+  } finally {
+    agent.kill();
+  }
+}
+
+/** Runs one prompt on a fresh agent behind the bare relay and times its chunks off the socket. */
+async function readRelayed(url: string, prompt: string): Promise<Sample[]> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect({ host: hostname, port: Number(port), noDelay: true });
+  try {
+    return await promptByHand(socket, socket, prompt);
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** Speaks just enough ACP by hand to run one prompt, timing each chunk as its line arrives. */
+async function promptByHand(input: Readable, output: Writable, prompt: string): Promise<Sample[]> {
+  const send = (id: number, method: string, params: unknown) => output.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
   const samples: Sample[] = [];
-  const lines = createInterface({ input: agent.stdout });
+  const lines = createInterface({ input });
   try {
     send(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
     for await (const line of lines) {
@@ -179,7 +222,6 @@ async function readDirect(command: string, prompt: string): Promise<Sample[]> {
     return samples;
   } finally {
     lines.close();
-    agent.kill();
   }
 }
 
@@ -210,12 +252,31 @@ export async function run(): Promise<BenchReport> {
       { bench, figure: "chunks per host CPU-second", value: result.hostChunksPerCpuSecond ?? NaN, unit: "chunks/s", baseline, baselineValue: result.directChunksPerSecond, target: "≥ 20,000 chunks/s (wall or per host CPU-second)", met: rateMet },
       addedRow({ bench, figure: "paced chunk latency p50", value: result.hostLatencyMs.p50, unit: "ms", baseline, baselineValue: result.directLatencyMs.p50, target: "reported", maxAdded: null }),
       addedRow({ bench, figure: "paced chunk latency p99", value: result.hostLatencyMs.p99, unit: "ms", baseline, baselineValue: result.directLatencyMs.p99, target: "added ≤ 2 ms", maxAdded: result.targets.addedP99Ms }),
+      addedRow({ bench, figure: "paced chunk latency p99 through a bare relay process in the host's place (agent pipe in, TCP out, nothing parsed)", value: result.relayLatencyMs.p99, unit: "ms", baseline, baselineValue: result.directLatencyMs.p99, target: "reported (what any extra process hop adds here)", maxAdded: null }),
     ],
     detail: result,
   };
 }
 
-/** The host side of the bench: started by spawnHost, stopped by SIGTERM. */
+/**
+ * The relay baseline: for each connection, a fresh agent whose stdio is
+ * copied to and from the socket, nothing parsed. Stopped by SIGTERM.
+ */
+async function serveRelay(agent: string): Promise<void> {
+  const [program, ...args] = splitCommandLine(agent);
+  const server = net.createServer({ noDelay: true }, (socket) => {
+    const child = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
+    socket.pipe(child.stdin);
+    child.stdout.pipe(socket);
+    socket.once("close", () => child.kill());
+    socket.on("error", () => child.kill());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  process.stdout.write(`${JSON.stringify({ url: `tcp://127.0.0.1:${(server.address() as net.AddressInfo).port}` })}\n`);
+  process.once("SIGTERM", () => process.exit(0));
+}
+
+/** The host side of the bench: started by spawnBenchChild, stopped by SIGTERM. */
 async function serveHost(agent: string): Promise<void> {
   const host = await startInternHost({ port: 0, token, agent, replayBytes: 64 * 1024 * 1024 });
   process.stdout.write(`${JSON.stringify({ url: host.url })}\n`);
@@ -223,7 +284,9 @@ async function serveHost(agent: string): Promise<void> {
 }
 
 if (process.argv[1] === thisFile) {
-  const serveIndex = process.argv.indexOf("--serve-host");
-  if (serveIndex >= 0) await serveHost(process.argv[serveIndex + 1]);
+  const hostIndex = process.argv.indexOf("--serve-host");
+  const relayIndex = process.argv.indexOf("--serve-relay");
+  if (hostIndex >= 0) await serveHost(process.argv[hostIndex + 1]);
+  else if (relayIndex >= 0) await serveRelay(process.argv[relayIndex + 1]);
   else process.stdout.write(`${JSON.stringify(await run(), null, 2)}\n`);
 }
