@@ -84,30 +84,36 @@ async function firstEvent(events: AsyncIterator<{ event?: RunEvent }>, timeoutMs
 /**
  * The caller's silence timer: one timer per stream, re-armed by each write
  * (a timer and a promise per event cost more than building the chunk).
- * `due` settles once the stream has been silent for the interval.
  */
 function createSilenceTimer(intervalMs: number) {
-  let fire!: () => void;
   let fired = false;
-  const arm = () => new Promise<"tick">((resolve) => (fire = () => resolve("tick")));
-  let due = arm();
+  let onSilence: (() => void) | undefined;
   const timer = setTimeout(() => {
     fired = true;
-    fire();
+    onSilence?.();
   }, intervalMs);
   return {
-    get due() {
-      return due;
+    /**
+     * Settles as `next` does, or with "tick" once the stream has been silent
+     * for the interval. Each wait is a promise of its own: racing every event
+     * against one long-lived promise would pile a reaction per event onto it.
+     */
+    race<T>(next: Promise<T>): Promise<T | "tick"> {
+      if (fired) return Promise.resolve("tick");
+      return new Promise<T | "tick">((resolve, reject) => {
+        onSilence = () => resolve("tick");
+        next.then(resolve, reject);
+      });
     },
     /** Something was written: the silence starts again. */
     wrote() {
       timer.refresh();
-      if (fired) {
-        fired = false;
-        due = arm();
-      }
+      fired = false;
     },
-    stop: () => clearTimeout(timer),
+    stop() {
+      clearTimeout(timer);
+      onSilence = undefined;
+    },
   };
 }
 
@@ -135,7 +141,7 @@ async function* relayRun(
         try {
           const next = events.next();
           for (;;) {
-            result = await Promise.race([next, silence.due]);
+            result = await silence.race(next);
             if (result !== "tick") break;
             yield keepalive;
             silence.wrote();
