@@ -20,7 +20,10 @@ function cell(value: number | null | undefined, unit = ""): string {
 
 function comparison(row: BenchRow): string {
   if (row.ratio !== undefined) return `${number.format(row.ratio)}×`;
-  if (row.added !== undefined) return `${row.added >= 0 ? "+" : ""}${number.format(row.added)} ${row.unit}`;
+  if (row.added !== undefined) {
+    const added = row.added === 0 ? 0 : row.added; // -0 (a rounded tiny drop) reads as 0
+    return `${added >= 0 ? "+" : ""}${number.format(added)} ${row.unit}`;
+  }
   return "—";
 }
 
