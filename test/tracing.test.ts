@@ -1,6 +1,10 @@
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { createClient } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { InternHostService } from "../src/gen/switchboard/host/v1/host_pb.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -179,5 +183,45 @@ describe("the intern host call", () => {
     expect(hostCall.spanContext().traceId).toBe(callerTrace);
     expect(hostCall.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
     expect(hostCall.attributes["switchboard.intern_id"]).toBe("scripted");
+  });
+
+  it("sends the host a traceparent naming that CLIENT span, so a tracing host joins the caller's trace", async () => {
+    // A host double over the real protocol (Connect's Node adapter on cleartext HTTP/2) that records what arrives.
+    const received: Headers[] = [];
+    const recorder = http2.createServer(
+      connectNodeAdapter({
+        routes: (router) =>
+          router.service(InternHostService, {
+            async *startRun(_request, context) {
+              received.push(context.requestHeader);
+              yield { event: { seq: 1n, kind: { case: "started", value: { sessionId: "recorded-session", runId: "recorded-run" } } } };
+              yield { event: { seq: 2n, kind: { case: "finished", value: { stopReason: "end_turn" } } } };
+            },
+          }),
+      }),
+    );
+    const sessions = new Set<http2.ServerHttp2Session>();
+    recorder.on("session", (session) => sessions.add(session));
+    await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+      await t.admin.addIntern({ orgId: t.tenant.organization_id, id: "recorded", endpoint, token: "recorded-host-token", state: "running" });
+      const result = await readChat(
+        await fetch(`${t.httpUrl}/api/v1/interns/recorded/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${t.tenant.api_key}`, traceparent },
+          body: JSON.stringify(promptBody("say hello")),
+        }),
+      );
+      expect(result.done).toBe(true);
+      const hostCall = await eventually("InternHostService/StartRun");
+      expect(received).toHaveLength(1);
+      expect(received[0].get("authorization")).toBe("Bearer recorded-host-token");
+      expect(received[0].get("traceparent")).toBe(`00-${callerTrace}-${hostCall.spanContext().spanId}-01`);
+    } finally {
+      // The gateway keeps its connection to a host open; this double goes now.
+      for (const session of sessions) session.destroy();
+      recorder.close();
+    }
   });
 });
