@@ -33,8 +33,8 @@ export function createChunkBuilder(options: ChunkBuilderOptions) {
     chunk({ choices: [{ index: 0, delta: value, finishReason }] });
   // Content and reasoning are nearly every chunk of a response: they are
   // shallow copies of zero messages made once, since create() walks the
-  // schema of every nested message each time (about 3 µs of the gateway's
-  // CPU per chunk, a fifth of its chunk cost). Fresh arrays for each chunk.
+  // schema of every nested message each time (4.0 against 1.3 µs a chunk in
+  // isolation). Each chunk gets fresh arrays.
   const chunkTemplate = chunk({});
   const choiceTemplate = create(ChatChoiceSchema, { index: 0 });
   const deltaTemplate = create(ChatDeltaSchema);
