@@ -180,10 +180,15 @@ function cpuMillisecondsOf(child: ChildProcess): number | null {
   }
 }
 
+/** Starts the agent command with its stdin and stdout as pipes. */
+function spawnAgent(command: string) {
+  const [program, ...args] = splitCommandLine(command);
+  return spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
+}
+
 /** Runs one prompt on a fresh agent and times its chunks straight off its stdout. */
 async function readDirect(command: string, prompt: string): Promise<Sample[]> {
-  const [program, ...args] = splitCommandLine(command);
-  const agent = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
+  const agent = spawnAgent(command);
   try {
     return await promptByHand(agent.stdout, agent.stdin, prompt);
   } finally {
@@ -263,9 +268,8 @@ export async function run(): Promise<BenchReport> {
  * copied to and from the socket, nothing parsed. Stopped by SIGTERM.
  */
 async function serveRelay(agent: string): Promise<void> {
-  const [program, ...args] = splitCommandLine(agent);
   const server = net.createServer({ noDelay: true }, (socket) => {
-    const child = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawnAgent(agent);
     socket.pipe(child.stdin);
     child.stdout.pipe(socket);
     socket.once("close", () => child.kill());

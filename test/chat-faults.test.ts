@@ -2,15 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { createServer as createNetServer, type Server } from "node:net";
-import { createServer as createHttp2Server, type Http2Server } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { InternHostService } from "../src/gen/switchboard/host/v1/host_pb.js";
 import { answerBody, contentOf, finalOf, finishOf, promptBody, readChat, startChatHarness, toolCallOf, type ChatHarness } from "./support/chat-harness.js";
 import { scriptedAgentCommand } from "./support/scripted-agent-command.js";
 import { freePort } from "./support/free-port.js";
+import { startHostDouble, type HostDouble } from "./support/host-double.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "switchboard-faults-"));
 const root = join(import.meta.dirname, "..");
@@ -70,10 +68,10 @@ describe("host limits seen through the chat route", () => {
 describe("broken or misbehaving hosts", () => {
   let h: ChatHarness;
   let silent: Server;
-  let fakeHost: Http2Server;
+  let fakeHost: HostDouble;
   let child: ChildProcess | undefined;
   const orgId = () => h.t.tenant.organization_id;
-  const listen = (server: Server | Http2Server) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
+  const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
 
   beforeAll(async () => {
     h = await startChatHarness({ env: { INTERN_REQUEST_TIMEOUT_MS: "700" } });
@@ -83,18 +81,12 @@ describe("broken or misbehaving hosts", () => {
     await h.t.admin.addIntern({ orgId: orgId(), id: "silent", endpoint: `http://127.0.0.1:${silentPort}`, token: "t", state: "running" });
     await h.t.admin.addIntern({ orgId: orgId(), id: "wrong-token", endpoint: h.host.url, token: "not-the-host-token", state: "running" });
     // A host double speaking the real protocol whose streams end without a terminal event.
-    fakeHost = createHttp2Server(
-      connectNodeAdapter({
-        routes: (router) =>
-          router.service(InternHostService, {
-            async *startRun(request) {
-              if (request.prompt === "started-then-gone") yield { event: { seq: 1n, kind: { case: "started", value: { sessionId: "s1", runId: "r1" } } } };
-            },
-          }),
-      }),
-    );
-    const fakePort = await listen(fakeHost);
-    await h.t.admin.addIntern({ orgId: orgId(), id: "hollow", endpoint: `http://127.0.0.1:${fakePort}`, token: "t", state: "running" });
+    fakeHost = await startHostDouble({
+      async *startRun(request) {
+        if (request.prompt === "started-then-gone") yield { event: { seq: 1n, kind: { case: "started", value: { sessionId: "s1", runId: "r1" } } } };
+      },
+    });
+    await h.t.admin.addIntern({ orgId: orgId(), id: "hollow", endpoint: fakeHost.url, token: "t", state: "running" });
   });
   afterAll(async () => {
     child?.kill("SIGKILL");

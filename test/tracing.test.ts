@@ -1,10 +1,6 @@
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { createClient } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
-import { InternHostService } from "../src/gen/switchboard/host/v1/host_pb.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +10,7 @@ import { scriptedAgentCommand } from "./support/scripted-agent-command.js";
 import { startInternHost, type RunningInternHost } from "../src/intern-host/intern-host.js";
 import { promptBody, readChat } from "./support/chat-harness.js";
 import { postSpeech } from "./support/speech-http.js";
+import { startHostDouble } from "./support/host-double.js";
 import { grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
 import { postVideo } from "./support/video-client.js";
 import { createTestCertificate, startHttpsReceiver, type HttpsReceiver } from "./webhook/https-receiver.js";
@@ -167,14 +164,18 @@ describe("the request's trace object", () => {
 });
 
 describe("the intern host call", () => {
-  it("is a CLIENT span under the chat call's span", async () => {
-    const result = await readChat(
-      await fetch(`${t.httpUrl}/api/v1/interns/scripted/chat/completions`, {
+  /** Asks an intern to say hello, inside the caller's trace. */
+  const chatInTrace = async (internId: string) =>
+    readChat(
+      await fetch(`${t.httpUrl}/api/v1/interns/${internId}/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${t.tenant.api_key}`, traceparent },
         body: JSON.stringify(promptBody("say hello")),
       }),
     );
+
+  it("is a CLIENT span under the chat call's span", async () => {
+    const result = await chatInTrace("scripted");
     expect(result.done).toBe(true);
     const call = await eventually("switchboard.v1.InternChatService/CreateChatCompletion");
     const hostCall = await eventually("InternHostService/StartRun");
@@ -186,41 +187,22 @@ describe("the intern host call", () => {
   });
 
   it("sends the host a traceparent naming that CLIENT span, so a tracing host joins the caller's trace", async () => {
-    // A host double over the real protocol (Connect's Node adapter on cleartext HTTP/2) that records what arrives.
     const received: Headers[] = [];
-    const recorder = http2.createServer(
-      connectNodeAdapter({
-        routes: (router) =>
-          router.service(InternHostService, {
-            async *startRun(_request, context) {
-              received.push(context.requestHeader);
-              yield { event: { seq: 1n, kind: { case: "started", value: { sessionId: "recorded-session", runId: "recorded-run" } } } };
-              yield { event: { seq: 2n, kind: { case: "finished", value: { stopReason: "end_turn" } } } };
-            },
-          }),
-      }),
-    );
-    const sessions = new Set<http2.ServerHttp2Session>();
-    recorder.on("session", (session) => sessions.add(session));
-    await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));
+    const recorder = await startHostDouble({
+      async *startRun(_request, context) {
+        received.push(context.requestHeader);
+        yield { event: { seq: 1n, kind: { case: "started", value: { sessionId: "recorded-session", runId: "recorded-run" } } } };
+        yield { event: { seq: 2n, kind: { case: "finished", value: { stopReason: "end_turn" } } } };
+      },
+    });
     try {
-      const endpoint = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
-      await t.admin.addIntern({ orgId: t.tenant.organization_id, id: "recorded", endpoint, token: "recorded-host-token", state: "running" });
-      const result = await readChat(
-        await fetch(`${t.httpUrl}/api/v1/interns/recorded/chat/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${t.tenant.api_key}`, traceparent },
-          body: JSON.stringify(promptBody("say hello")),
-        }),
-      );
-      expect(result.done).toBe(true);
+      await t.admin.addIntern({ orgId: t.tenant.organization_id, id: "recorded", endpoint: recorder.url, token: "recorded-host-token", state: "running" });
+      expect((await chatInTrace("recorded")).done).toBe(true);
       const hostCall = await eventually("InternHostService/StartRun");
       expect(received).toHaveLength(1);
       expect(received[0].get("authorization")).toBe("Bearer recorded-host-token");
       expect(received[0].get("traceparent")).toBe(`00-${callerTrace}-${hostCall.spanContext().spanId}-01`);
     } finally {
-      // The gateway keeps its connection to a host open; this double goes now.
-      for (const session of sessions) session.destroy();
       recorder.close();
     }
   });
