@@ -98,6 +98,46 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL and one Redis", () 
     expect(again.refusal?.error.metadata.reason).toBe("interaction_not_pending");
   });
 
+  // The lookup caches keep entries for 5 s; these changes must hold on A long before that.
+  const withinMs = 1_500;
+  const untilRefused = async (attempt: () => Promise<Awaited<ReturnType<typeof chat>>>) => {
+    const started = Date.now();
+    for (;;) {
+      const result = await attempt();
+      if (result.status !== 200 || Date.now() - started > withinMs) return { result, afterMs: Date.now() - started };
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  it("a key revoked through replica B is refused by replica A at once, though A cached it", async () => {
+    const member = await admin.addMember({ orgId: tenant.organization_id, email: "revoked@example.com", role: "org:member" });
+    const { id, key } = await admin.createKey({ orgId: tenant.organization_id, memberId: member.id });
+    expect((await chat(a, "scripted", promptBody("say cached"), key)).status).toBe(200);
+    await admin.revokeKey({ id });
+    const { result, afterMs } = await untilRefused(() => chat(a, "scripted", promptBody("say late"), key));
+    expect(result.status).toBe(401);
+    expect(afterMs).toBeLessThan(withinMs);
+  });
+
+  it("an intern suspended through replica B is refused by replica A at once, though A cached it", async () => {
+    const hostToken = randomBytes(18).toString("base64url");
+    const second = await startInternHost({ port: 0, token: hostToken, agent: scriptedAgentCommand() });
+    // A budget of its own: the tenant's key has spent turns in other tests.
+    const member = await admin.addMember({ orgId: tenant.organization_id, email: "suspension@example.com", role: "org:member" });
+    const { key } = await admin.createKey({ orgId: tenant.organization_id, memberId: member.id });
+    try {
+      await admin.addIntern({ orgId: tenant.organization_id, id: "suspended-later", endpoint: second.url, token: hostToken, state: "running" });
+      expect((await chat(a, "suspended-later", promptBody("say cached"), key)).status).toBe(200);
+      await admin.setInternState({ orgId: tenant.organization_id, id: "suspended-later", state: "suspended" });
+      const { result, afterMs } = await untilRefused(() => chat(a, "suspended-later", promptBody("say late"), key));
+      expect(result.status).toBe(409);
+      expect(result.refusal.error.metadata.reason).toBe("intern_not_ready");
+      expect(afterMs).toBeLessThan(withinMs);
+    } finally {
+      await second.close();
+    }
+  });
+
   it("shares the chat rate limit: turns through A and B count against one budget", async () => {
     const member = await admin.addMember({ orgId: tenant.organization_id, email: "limited@example.com", role: "org:member" });
     const { key } = await admin.createKey({ orgId: tenant.organization_id, memberId: member.id });

@@ -4,8 +4,6 @@ import { parseOutboundUrl } from "../providers/webhook/index.js";
 import { internStates, type InternState } from "../store/interns.js";
 import type { Store } from "../store/store.js";
 import { catalogueError } from "./error-catalogue.js";
-import type { InternDirectory } from "./chat/intern-directory.js";
-import type { KeyCache } from "./key-cache.js";
 
 const roles = new Set(["org:admin", "org:member"]);
 
@@ -24,11 +22,12 @@ async function requireOrganization(store: Store, orgId: string): Promise<void> {
 }
 
 /**
- * AdminService: the operator's commands. Every change that affects key
- * lookups (keys, interns) clears the affected cache entries, so it holds on this replica at
- * once (and on others within the cache TTL).
+ * AdminService: the operator's commands. Every change to what replicas cache
+ * (keys, members, programme, interns) is published as a change notice once it
+ * is committed, so it holds on this replica at once and on the others as soon
+ * as the notice arrives.
  */
-export function createAdminService(store: Store, keys: KeyCache, interns: InternDirectory): ServiceImpl<typeof AdminService> {
+export function createAdminService(store: Store): ServiceImpl<typeof AdminService> {
   return {
     async createOrganization(request) {
       return { id: await store.organizations.create(required(request.name, "name")) };
@@ -48,7 +47,7 @@ export function createAdminService(store: Store, keys: KeyCache, interns: Intern
       if (!(await store.members.remove(required(request.orgId, "org_id"), required(request.memberId, "member_id")))) {
         throw catalogueError("not_found", `No current member ${request.memberId} in ${request.orgId}.`);
       }
-      keys.invalidate((key) => key?.memberId === request.memberId);
+      await store.changes.publish({ kind: "member", memberId: request.memberId });
       return {};
     },
     async createKey(request) {
@@ -61,12 +60,12 @@ export function createAdminService(store: Store, keys: KeyCache, interns: Intern
     },
     async revokeKey(request) {
       if (!(await store.apiKeys.revoke(required(request.id, "id")))) throw catalogueError("not_found", `No live key ${request.id}.`);
-      keys.invalidate((key) => key?.keyId === request.id);
+      await store.changes.publish({ kind: "key", keyId: request.id });
       return {};
     },
     async setProgrammeMembership(request) {
       if (!(await store.organizations.setProgramme(required(request.orgId, "org_id"), request.member))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
-      keys.invalidate((key) => key?.orgId === request.orgId);
+      await store.changes.publish({ kind: "organization", orgId: request.orgId });
       return {};
     },
     async addIntern(request) {
@@ -86,15 +85,14 @@ export function createAdminService(store: Store, keys: KeyCache, interns: Intern
         if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `Intern ${request.id} already exists in ${request.orgId}.`);
         throw error;
       }
-      // A turn that looked for it a moment ago cached its absence.
-      interns.forget(request.orgId, request.id);
+      await store.changes.publish({ kind: "intern", orgId: request.orgId, id: request.id });
       return { id: request.id };
     },
     async setInternState(request) {
       const matched = await store.interns.setState(request.orgId || undefined, required(request.id, "id"), internState(request.state));
       if (matched === 0) throw catalogueError("not_found", `Intern ${request.id} not found.`);
       if (matched > 1) throw catalogueError("bad_request", `Intern id ${request.id} exists in several organizations: give org_id.`);
-      interns.forget(request.orgId || undefined, request.id);
+      await store.changes.publish({ kind: "intern", ...(request.orgId && { orgId: request.orgId }), id: request.id });
       return {};
     },
     async setCredits(request) {

@@ -8,7 +8,6 @@ import { VideoService } from "../gen/switchboard/v1/video_pb.js";
 import type { Store } from "../store/store.js";
 import { createAdminService } from "./admin-service.js";
 import type { InternDirectory } from "./chat/intern-directory.js";
-import type { KeyCache } from "./key-cache.js";
 import { createOrganizationService } from "./organization-service.js";
 import { createInternChatService, type InternChatServiceOptions } from "./chat/intern-chat-service.js";
 import { speechLimits } from "./speech/speech-limits.js";
@@ -19,8 +18,7 @@ import { createVideoService, type VideoServiceOptions } from "./video/video-serv
 /** What the core services are built from. */
 export interface CoreDependencies {
   store: Store;
-  keys: KeyCache;
-  /** Chat turns and AdminService share it, so an admin change clears what turns cached. */
+  /** Where chat turns find their interns. */
   interns: InternDirectory;
   /** Spans of the services' own work (host calls, syntheses, video jobs); a no-op tracer when tracing is off. */
   tracer: Tracer;
@@ -37,7 +35,7 @@ export interface CoreDependencies {
 export function createCoreRoutes(deps: CoreDependencies): (router: ConnectRouter) => void {
   return (router) => {
     router.service(OrganizationService, createOrganizationService(deps.store));
-    router.service(AdminService, createAdminService(deps.store, deps.keys, deps.interns));
+    router.service(AdminService, createAdminService(deps.store));
     router.service(InternChatService, createInternChatService({ ...deps.chat, interns: deps.interns, tracer: deps.tracer }));
     // Cloning references make speech requests larger than any other message: they get a read limit of their own.
     if (deps.speech) router.service(SpeechService, createSpeechService({ ...deps.speech, store: deps.store, tracer: deps.tracer }), { readMaxBytes: speechLimits.bodyBytes + 64 * 1024 });

@@ -17,6 +17,7 @@ import { createTracingInterceptor } from "../core/call-tracing.js";
 import { createCoreRoutes } from "../core/core-routes.js";
 import { createKeyCache } from "../core/key-cache.js";
 import { createInternDirectory } from "../core/chat/intern-directory.js";
+import { invalidateOnChange } from "../core/cache-invalidation.js";
 import { createInternHostClients } from "../core/chat/intern-host-clients.js";
 import { createRateLimiter } from "../core/rate-limiter.js";
 import { registerChatRoute } from "../bridge/chat-route.js";
@@ -79,7 +80,12 @@ export interface StartServerOptions {
 }
 
 export async function startServer(config: ServerConfig, logger: Logger, options: StartServerOptions = {}): Promise<RunningServer> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // Until the listener is back, other replicas' changes reach this one through the caches' TTL.
+    onChangeNoticeError: (error) => logger.warn({ err: error }, "change notices between replicas are interrupted; cached keys and interns refresh within 5 s meanwhile"),
+  });
   const cleanups: (() => Promise<unknown>)[] = [() => store.close()];
   try {
     const embedded = !config.databaseUrl;
@@ -106,6 +112,8 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
     const video = await startVideo(config, store, logger, metrics, tracing.tracer, redis);
     cleanups.push(() => video.close());
     const keys = createKeyCache((hash) => store.apiKeys.findByHash(hash), { ttlMs: 5_000, maxEntries: 50_000 });
+    const interns = createInternDirectory(store, { ttlMs: 5_000, maxEntries: 50_000 });
+    invalidateOnChange(store.changes.subscribe, keys, interns);
     // The observer comes first so it also sees the auth interceptor's refusals.
     const interceptors: Interceptor[] = [
       createCallObserver(createCallRecorder(metrics, logger)),
@@ -120,8 +128,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
 
     const coreRoutes = createCoreRoutes({
       store,
-      keys,
-      interns: createInternDirectory(store, { ttlMs: 5_000, maxEntries: 50_000 }),
+      interns,
       tracer: tracing.tracer,
       chat: {
         hosts: createInternHostClients(),

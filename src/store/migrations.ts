@@ -106,13 +106,15 @@ export const migrations: readonly { id: number; name: string; sql: string }[] = 
 ];
 
 /**
- * Brings the schema up to date. Runs under an advisory lock so replicas
- * starting together on one PostgreSQL do not race.
+ * Brings the schema up to date. Runs entirely under an advisory lock so
+ * replicas starting together on one PostgreSQL do not race.
  */
 export async function migrate(db: Database): Promise<void> {
-  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
   await db.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(7366193)");
+    // Under the lock too: two concurrent CREATE TABLE IF NOT EXISTS can both
+    // go ahead, and the second fails on PostgreSQL's catalogue (23505).
+    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const applied = new Set((await tx.query<{ id: number }>("SELECT id FROM schema_migrations")).map((row) => row.id));
     for (const migration of migrations) {
       if (applied.has(migration.id)) continue;

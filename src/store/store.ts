@@ -1,5 +1,6 @@
 import type { Database } from "./database.js";
 import { createApiKeys } from "./api-keys.js";
+import { createChangeNotices, type ChangeNotices } from "./change-notices.js";
 import { createInterns } from "./interns.js";
 import { createMembers } from "./members.js";
 import { createOrganizations } from "./organizations.js";
@@ -15,6 +16,8 @@ export interface StoreOptions {
   databaseUrl?: string;
   /** Embedded store directory; undefined keeps it in memory (tests). */
   dataDir?: string;
+  /** Hears what goes wrong with change notices (a lost PostgreSQL listener, a notice not sent); nothing is thrown. */
+  onChangeNoticeError?(error: unknown): void;
 }
 
 /** Everything the core persists, one module per table. */
@@ -26,6 +29,8 @@ export interface Store {
   readonly interns: ReturnType<typeof createInterns>;
   readonly videoJobs: ReturnType<typeof createVideoJobs>;
   readonly webhookDeliveries: ReturnType<typeof createWebhookDeliveries>;
+  /** Tells every process on this store about changes to cached rows. */
+  readonly changes: ChangeNotices;
   close(): Promise<void>;
 }
 
@@ -38,6 +43,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     await db.close();
     throw error;
   }
+  const changes = await createChangeNotices(db, { databaseUrl: options.databaseUrl, onError: options.onChangeNoticeError ?? (() => undefined) });
   return {
     db,
     organizations: createOrganizations(db),
@@ -46,6 +52,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     interns: createInterns(db),
     videoJobs: createVideoJobs(db),
     webhookDeliveries: createWebhookDeliveries(db),
-    close: () => db.close(),
+    changes,
+    async close() {
+      await changes.close();
+      await db.close();
+    },
   };
 }

@@ -8,12 +8,14 @@ export interface InternDirectory {
   find(orgId: string, id: string): Promise<InternRecord | undefined>;
   /** Forgets intern `id` (in `orgId`, or in every organization), so an admin change holds on this replica at once. */
   forget(orgId: string | undefined, id: string): void;
+  /** Forgets every intern, when change notices may have been missed. */
+  forgetAll(): void;
 }
 
 /**
  * Every chat turn needs its intern's host and state; cached for `ttlMs`, a
- * burst of turns costs one query instead of one each. An admin change made
- * through another replica is seen here within the TTL.
+ * burst of turns costs one query instead of one each. Admin changes reach it
+ * through the store's change notices, whichever replica made them.
  */
 export function createInternDirectory(store: Pick<Store, "interns">, options: LookupCacheOptions): InternDirectory {
   const cache = createLookupCache((key) => {
@@ -28,5 +30,6 @@ export function createInternDirectory(store: Pick<Store, "interns">, options: Lo
         return cachedId === id && (orgId === undefined || cachedOrg === orgId);
       });
     },
+    forgetAll: () => cache.clear(),
   };
 }
