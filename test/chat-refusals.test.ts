@@ -61,6 +61,40 @@ describe("chat refusals before the stream opens", () => {
     }
   });
 
+  it("the key and the programme are decided before the body: 401, 403 and the bare 404 whatever it holds", async () => {
+    const big = JSON.stringify({ ...prompt, padding: "x".repeat(1024 * 1024) });
+    for (const raw of ["{nope", "[1]", big]) {
+      expect((await post(undefined, null, undefined, raw)).body).toEqual({ error: { code: 401, message: "The API key is invalid or missing." } });
+      expect((await post(undefined, outsiderKey, undefined, raw)).body).toEqual({ error: { code: 404, message: "Not found." } });
+      expect((await post(undefined, departedKey, undefined, raw)).status).toBe(403);
+    }
+    // A caller in the programme learns what is wrong with its body.
+    expect((await post(undefined, t.tenant.api_key, undefined, "{nope")).body.error.metadata.reason).toBe("bad_request");
+    expect((await post(undefined, t.tenant.api_key, undefined, big)).status).toBe(413);
+    // Other paths under /interns: the bare 404 outside the programme, not_found inside it.
+    for (const path of ["/api/v1/interns/demo", "/api/v1/interns/demo/chat/completions"]) {
+      const outside = await fetch(`${t.httpUrl}${path}`, { headers: { authorization: `Bearer ${outsiderKey}` } });
+      expect([outside.status, await outside.json()]).toEqual([404, { error: { code: 404, message: "Not found." } }]);
+      const inside = await fetch(`${t.httpUrl}${path}`, { headers: { authorization: `Bearer ${t.tenant.api_key}` } });
+      expect([inside.status, (await inside.json()).error.metadata.reason]).toEqual([404, "not_found"]);
+    }
+  });
+
+  it("404 for an intern id no intern can have: NUL, or longer than a path segment may be", async () => {
+    expect((await post(prompt, t.tenant.api_key, "de%00mo")).body.error.metadata.reason).toBe("not_found");
+    const longest = "a".repeat(128);
+    expect((await post(prompt, t.tenant.api_key, longest)).body.error).toEqual({ code: 404, message: `Intern ${longest} not found.`, metadata: { reason: "not_found", retryable: false } });
+  });
+
+  it("counts the prompt and ids in characters, not UTF-16 units", async () => {
+    // 20,000 emoji (40,000 units) is within 32,000 characters: it gets as far as the intern, which is asleep.
+    const emoji = (n: number) => "😀".repeat(n);
+    expect((await post({ ...prompt, messages: [{ role: "user", content: emoji(20_000) }] }, t.tenant.api_key, "asleep")).status).toBe(409);
+    expect((await post({ ...prompt, model: emoji(256), session_id: emoji(256) }, t.tenant.api_key, "asleep")).status).toBe(409);
+    const over = await post({ ...prompt, messages: [{ role: "user", content: emoji(32_001) }] }, t.tenant.api_key, "asleep");
+    expect([over.status, over.body.error.message]).toEqual([400, "The user prompt exceeds 32000 characters."]);
+  });
+
   it("403 without metadata when the key's creator left and it holds no grant", async () => {
     const { status, body } = await post(prompt, departedKey);
     expect(status).toBe(403);

@@ -62,6 +62,20 @@ describe("GET /api/v1/organization/members", () => {
     expect(typeof body.error.message).toBe("string");
   });
 
+  it("answers an offset past the last member, up to int64's, with an empty page and the total", async () => {
+    for (const offset of ["120", "9007199254740993", "9223372036854775807"]) {
+      const { status, body } = await getJson(url(`?offset=${offset}`), t.tenant.management_key);
+      expect([status, body]).toEqual([200, { data: [], total_count: 120 }]);
+    }
+    const beyond = await getJson(url("?offset=9223372036854775808"), t.tenant.management_key);
+    expect([beyond.status, beyond.body.error.message]).toEqual([400, "offset must be at most 9223372036854775807."]);
+  });
+
+  it("decides the key before the query: 401 for a missing key, whatever the query holds", async () => {
+    const { status, body } = await getJson(url("?limit=abc"));
+    expect([status, body.error.metadata]).toEqual([401, undefined]);
+  });
+
   it("only shows the key's own organization", async () => {
     const { body } = await getJson(url(), otherOrgKey);
     expect(body.total_count).toBe(1);

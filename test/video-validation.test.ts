@@ -85,10 +85,23 @@ describe("POST /api/v1/videos refuses an invalid member with 400", () => {
     ["a user over 256 characters", { ...base, user: long }, /user must be at most 256 characters/],
     ["trace that is not an object", { ...base, trace: "t-1" }, /Invalid request body/],
     ["a known trace key that is not a string", { ...base, trace: { trace_id: 5 } }, /trace\.trace_id must be a string/],
+    ["a NUL character in the prompt (PostgreSQL cannot store it)", { ...base, prompt: "a\u0000b" }, /^prompt must not contain the NUL character/],
+    ["a NUL character deep in provider options", { ...base, provider: { options: { local: { style: "x\u0000" } } } }, /^provider\.options\.local\.style must not contain the NUL/],
+    ["a NUL character in a trace value", { ...base, trace: { generation_name: "\u0000" } }, /^trace\.generation_name must not contain the NUL/],
+    ["a session_id over 256 characters, counted as characters", { ...base, session_id: "😀".repeat(257) }, /session_id must be at most 256 characters/],
   ])("%s", async (_name, body, message, headers) => {
     const { status, body: answer } = await postVideo(t.httpUrl, t.tenant.api_key, body, headers);
     expect(status).toBe(400);
     expect(answer.error).toEqual({ code: 400, message: expect.stringMatching(message), metadata: { reason: "bad_request", retryable: false } });
+  });
+});
+
+describe("GET /api/v1/videos/{id} with an id no job can have", () => {
+  it("is not found, on poll and on content", async () => {
+    for (const path of ["/api/v1/videos/%00", "/api/v1/videos/vid%00x/content"]) {
+      const response = await fetch(`${t.httpUrl}${path}`, { headers: { authorization: `Bearer ${t.tenant.api_key}` } });
+      expect([response.status, (await response.json()).error.metadata.reason]).toEqual([404, "not_found"]);
+    }
   });
 });
 
@@ -98,6 +111,10 @@ describe("POST /api/v1/videos accepts every member in its valid forms", () => {
     expect(status, JSON.stringify(job)).toBe(200);
     return (await t.server.store.videoJobs.get(job.id))!;
   }
+
+  it("counts characters, not UTF-16 units: 256 emoji are a valid session_id", async () => {
+    expect((await accepted({ ...base, session_id: "😀".repeat(256) })).sessionId).toBe("😀".repeat(256));
+  });
 
   it("treats size and resolution + aspect_ratio as interchangeable", async () => {
     await accepted({ ...base, size: "1280x720" });

@@ -1,23 +1,13 @@
-import type { FastifyInstance } from "fastify";
-import { fromJson, type JsonObject } from "@bufbuild/protobuf";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { CreateChatCompletionRequestSchema, InternChatService, type CreateChatCompletionResponse } from "../gen/switchboard/v1/chat_pb.js";
-import { catalogueError } from "../core/error-catalogue.js";
 import { chatChunkJson } from "./chat-chunk-json.js";
 import { coreCallOptions } from "./core-call-options.js";
-import { sendError } from "./send-error.js";
+import { asBridgeRefusal, firstEventOf, refuse } from "./bridge-refusal.js";
+import { noRoute } from "./no-route.js";
+import { requestFromJson } from "./request-from-json.js";
 import { createSseWriter } from "./sse-writer.js";
 import { watchClientDisconnect } from "./client-disconnect.js";
-
-/** Maps the JSON body onto the request message; shape errors are 400s. */
-function chatRequestFromJson(body: unknown, internId: string) {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw catalogueError("bad_request", "The request body must be a JSON object.");
-  try {
-    return fromJson(CreateChatCompletionRequestSchema, { ...(body as JsonObject), intern_id: internId }, { ignoreUnknownFields: true });
-  } catch (error) {
-    throw catalogueError("bad_request", `Invalid request body: ${(error as Error).message}`);
-  }
-}
 
 /**
  * POST /interns/{internId}/chat/completions → InternChatService as SSE.
@@ -26,17 +16,22 @@ function chatRequestFromJson(body: unknown, internId: string) {
  */
 export function registerChatRoute(app: FastifyInstance, transport: Transport, onStream?: (open: boolean) => void): void {
   const client = createClient(InternChatService, transport);
-  app.post<{ Params: { internId: string } }>("/interns/:internId/chat/completions", async (request, reply) => {
+  // Whether the core lets the caller reach interns at all: a chat call with no messages, refused before any work.
+  const accessProbe = (request: FastifyRequest) =>
+    firstEventOf((signal) => client.createChatCompletion({ internId: (request.params as { internId?: string }).internId ?? "" }, { ...coreCallOptions(request), signal }));
+  // Every other path under /interns: not found, unless the caller may not see interns at all.
+  app.all("/interns/*", { config: { accessProbe } }, (request, reply) => refuse(request, reply, asBridgeRefusal(noRoute(request))));
+  app.post<{ Params: { internId: string } }>("/interns/:internId/chat/completions", { config: { accessProbe } }, async (request, reply) => {
     const disconnect = watchClientDisconnect(reply);
     let events: AsyncIterator<CreateChatCompletionResponse>;
     let first: IteratorResult<CreateChatCompletionResponse>;
     try {
-      const message = chatRequestFromJson(request.body, request.params.internId);
+      const message = requestFromJson(CreateChatCompletionRequestSchema, request.body, { intern_id: request.params.internId });
       events = client.createChatCompletion(message, { ...coreCallOptions(request), signal: disconnect.signal })[Symbol.asyncIterator]();
       first = await events.next();
     } catch (error) {
       disconnect.release();
-      return sendError(reply, error);
+      return refuse(request, reply, error);
     }
     reply.hijack();
     const sse = createSseWriter(reply.raw);

@@ -1,5 +1,4 @@
-import type { FastifyInstance } from "fastify";
-import { fromJson, type JsonObject } from "@bufbuild/protobuf";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { CreateSpeechRequestSchema, SpeechService, type SpeechStart, type StreamSpeechResponse } from "../gen/switchboard/v1/speech_pb.js";
 import { catalogueError } from "../core/error-catalogue.js";
@@ -7,17 +6,9 @@ import { speechLimits } from "../core/speech/speech-limits.js";
 import { createAudioStreamWriter } from "./audio-stream-writer.js";
 import { watchClientDisconnect } from "./client-disconnect.js";
 import { coreCallOptions } from "./core-call-options.js";
-import { sendError } from "./send-error.js";
+import { firstEventOf, refuse } from "./bridge-refusal.js";
+import { requestFromJson } from "./request-from-json.js";
 
-/** Maps the JSON body onto the request message; shape errors are 400s. */
-function speechRequestFromJson(body: unknown) {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw catalogueError("bad_request", "The request body must be a JSON object.");
-  try {
-    return fromJson(CreateSpeechRequestSchema, body as JsonObject, { ignoreUnknownFields: true });
-  } catch (error) {
-    throw catalogueError("bad_request", `Invalid request body: ${(error as Error).message}`);
-  }
-}
 
 /** The core opens every stream with `start`; anything else is a broken contract, not the caller's fault. */
 async function startOf(events: AsyncIterator<StreamSpeechResponse>): Promise<SpeechStart> {
@@ -36,19 +27,21 @@ async function startOf(events: AsyncIterator<StreamSpeechResponse>): Promise<Spe
 export function registerSpeechRoute(app: FastifyInstance, transport: Transport): void {
   const client = createClient(SpeechService, transport);
   // The body limit is the core's: cloning references need more than the surface's 1 MiB.
-  app.post("/audio/speech", { bodyLimit: speechLimits.bodyBytes }, async (request, reply) => {
+  // A synthesis of nothing: refused by the core's validation, after its interceptors, before any work.
+  const accessProbe = (request: FastifyRequest) => firstEventOf((signal) => client.streamSpeech({ request: {} }, { ...coreCallOptions(request), signal }));
+  app.post("/audio/speech", { bodyLimit: speechLimits.bodyBytes, config: { accessProbe } }, async (request, reply) => {
     // A departed client stops the engine.
     const disconnect = watchClientDisconnect(reply);
     let events: AsyncIterator<StreamSpeechResponse>;
     let start: SpeechStart;
     try {
-      const message = speechRequestFromJson(request.body);
+      const message = requestFromJson(CreateSpeechRequestSchema, request.body);
       events = client.streamSpeech({ request: message }, { ...coreCallOptions(request), signal: disconnect.signal })[Symbol.asyncIterator]();
       start = await startOf(events);
     } catch (error) {
       disconnect.release();
       disconnect.abort();
-      return sendError(reply, error);
+      return refuse(request, reply, error);
     }
     reply.hijack();
     const audio = createAudioStreamWriter(reply.raw);

@@ -1,31 +1,22 @@
 import { Readable } from "node:stream";
-import type { FastifyInstance } from "fastify";
-import { fromJson, type JsonObject } from "@bufbuild/protobuf";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { CreateVideoRequestSchema, VideoService, type GetVideoContentResponse, type VideoContentStart } from "../gen/switchboard/v1/video_pb.js";
 import { catalogueError } from "../core/error-catalogue.js";
 import { videoLimits } from "../core/video/video-limits.js";
 import { watchClientDisconnect } from "./client-disconnect.js";
 import { coreCallOptions } from "./core-call-options.js";
-import { sendError } from "./send-error.js";
+import { bridgeRefusal, refuse } from "./bridge-refusal.js";
+import { requestFromJson } from "./request-from-json.js";
 import { videoJobJson } from "./video-job-json.js";
 
-/** Maps the JSON body onto the request message; shape errors are 400s. */
-function videoRequestFromJson(body: unknown) {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw catalogueError("bad_request", "The request body must be a JSON object.");
-  try {
-    return fromJson(CreateVideoRequestSchema, body as JsonObject, { ignoreUnknownFields: true });
-  } catch (error) {
-    throw catalogueError("bad_request", `Invalid request body: ${(error as Error).message}`);
-  }
-}
 
 // The query string is text; the core wants an integer. Only the syntax is
 // checked here: which outputs exist is the core's to say.
 function indexParam(query: Record<string, unknown>): number | undefined {
   const value = query.index;
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !/^\d{1,9}$/.test(value)) throw catalogueError("bad_request", "index must be an integer of at least 0.");
+  if (typeof value !== "string" || !/^\d{1,9}$/.test(value)) throw bridgeRefusal("index must be an integer of at least 0.");
   return Number(value);
 }
 
@@ -65,13 +56,17 @@ export function registerVideoRoutes(app: FastifyInstance, transport: Transport):
   const client = createClient(VideoService, transport);
 
   // The body limit is the core's: frame images as data URIs need more than the surface's 1 MiB.
-  app.post("/videos", { bodyLimit: videoLimits.bodyBytes }, async (request, reply) => {
+  // A submission with no members: refused by the core's validation, after its interceptors, before any work.
+  const submitProbe = (request: FastifyRequest) => client.createVideo({}, coreCallOptions(request));
+  // A poll of no job: refused as not found without a lookup.
+  const pollProbe = (request: FastifyRequest) => client.getVideo({ id: "" }, coreCallOptions(request));
+  app.post("/videos", { bodyLimit: videoLimits.bodyBytes, config: { accessProbe: submitProbe } }, async (request, reply) => {
     try {
-      const response = await client.createVideo(videoRequestFromJson(request.body), coreCallOptions(request));
+      const response = await client.createVideo(requestFromJson(CreateVideoRequestSchema, request.body), coreCallOptions(request));
       if (!response.job) throw catalogueError("internal", "The video job was not returned.");
       return videoJobJson(response.job);
     } catch (error) {
-      return sendError(reply, error);
+      return refuse(request, reply, error);
     }
   });
 
@@ -81,11 +76,11 @@ export function registerVideoRoutes(app: FastifyInstance, transport: Transport):
       if (!response.job) throw catalogueError("internal", "The video job was not returned.");
       return videoJobJson(response.job);
     } catch (error) {
-      return sendError(reply, error);
+      return refuse(request, reply, error);
     }
   });
 
-  app.get<{ Params: { id: string } }>("/videos/:id/content", async (request, reply) => {
+  app.get<{ Params: { id: string } }>("/videos/:id/content", { config: { accessProbe: pollProbe } }, async (request, reply) => {
     // A departed client stops the file read in the core.
     const disconnect = watchClientDisconnect(reply);
     let events: AsyncIterator<GetVideoContentResponse>;
@@ -96,7 +91,7 @@ export function registerVideoRoutes(app: FastifyInstance, transport: Transport):
       start = await startOf(events);
     } catch (error) {
       disconnect.release();
-      return sendError(reply, error);
+      return refuse(request, reply, error);
     }
     return reply.type(start.contentType).header("content-length", String(start.contentLength)).send(Readable.from(contentBytes(events, start.contentLength), { objectMode: false }));
   });

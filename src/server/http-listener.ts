@@ -3,6 +3,8 @@ import { createContextValues, type ConnectRouter, type ConnectRouterOptions, typ
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Logger } from "pino";
 import { bridgePlugin, type BridgeOptions } from "../bridge/bridge-plugin.js";
+import { answerClientError, frameworkError, maxPathParamLength } from "../bridge/framework-error.js";
+import { sendError } from "../bridge/send-error.js";
 import { replyReason } from "../bridge/reply-reason.js";
 import { callNotesOf } from "../bridge/request-call-notes.js";
 import { requestCallNotesKey } from "../core/call-observer.js";
@@ -36,6 +38,10 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
     requestIdHeader: "x-request-id",
     // Any client may send an id; keep it short and printable.
     genReqId: () => crypto.randomUUID(),
+    routerOptions: { maxParamLength: maxPathParamLength },
+    // Refusals made before routing (bad percent-encoding, an overlong id) and by Node's parser get the envelope too.
+    frameworkErrors: (error, request, reply) => sendError(reply, frameworkError(error, request) ?? error),
+    clientErrorHandler: answerClientError,
   });
   app.addHook("onRequest", async (request, reply) => {
     if (!/^[\w.-]{1,64}$/.test(request.id)) request.id = crypto.randomUUID();

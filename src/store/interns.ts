@@ -28,6 +28,8 @@ export function createInterns(db: Queryable) {
       ]);
     },
     async find(orgId: string, id: string): Promise<InternRecord | undefined> {
+      // PostgreSQL refuses U+0000 in text, so no stored id holds it.
+      if (id.includes("\u0000")) return undefined;
       const rows = await db.query<{ org_id: string; id: string; endpoint: string; host_token: string; state: InternState }>(
         "SELECT org_id, id, endpoint, host_token, state FROM interns WHERE org_id = $1 AND id = $2",
         [orgId, id],

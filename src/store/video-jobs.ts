@@ -174,6 +174,8 @@ export function createVideoJobs(db: Queryable) {
     },
     /** The job `id` of organization `orgId`, without its request; another organization's job is not found. */
     async find(orgId: string, id: string): Promise<VideoJobSummary | undefined> {
+      // PostgreSQL refuses U+0000 in text, so no stored id holds it.
+      if (id.includes("\u0000")) return undefined;
       const rows = await db.query<Omit<JobRow, "request">>(`SELECT ${summaryColumns} FROM video_jobs WHERE org_id = $1 AND id = $2`, [orgId, id]);
       return rows[0] && summary(rows[0]);
     },

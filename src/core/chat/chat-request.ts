@@ -1,6 +1,7 @@
 import type { Value } from "@bufbuild/protobuf/wkt";
 import type { ChatMessage, CreateChatCompletionRequest } from "../../gen/switchboard/v1/chat_pb.js";
 import { catalogueError } from "../error-catalogue.js";
+import { characterCount } from "../text-rules.js";
 
 /** Chat route limits from the spec. */
 export const chatLimits = { promptChars: 32_000, idChars: 256, toolCallIdChars: 128 } as const;
@@ -20,7 +21,7 @@ function invalid(message: string): never {
 }
 
 function checkLength(value: string | undefined, name: string, max: number): void {
-  if (value !== undefined && (value.length < 1 || value.length > max)) invalid(`${name} must be 1 to ${max} characters.`);
+  if (value !== undefined && (value.length < 1 || characterCount(value, max) > max)) invalid(`${name} must be 1 to ${max} characters.`);
 }
 
 /**
@@ -83,7 +84,7 @@ export function parseChatTurn(request: CreateChatCompletionRequest): ChatTurn {
   const text = contentText(last.content, `messages[${request.messages.length - 1}]`) ?? "";
   if (last.role === "user") {
     if (text.length === 0) invalid("The user prompt is empty.");
-    if (text.length > chatLimits.promptChars) invalid(`The user prompt exceeds ${chatLimits.promptChars} characters.`);
+    if (characterCount(text, chatLimits.promptChars) > chatLimits.promptChars) invalid(`The user prompt exceeds ${chatLimits.promptChars} characters.`);
     return {
       kind: "prompt",
       internId: request.internId,

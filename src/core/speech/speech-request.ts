@@ -12,6 +12,7 @@ import {
 } from "../../providers/speech/index.js";
 import { catalogueError } from "../error-catalogue.js";
 import { speechLimits } from "./speech-limits.js";
+import { characterCount } from "../text-rules.js";
 
 /** A request that passed every check: the engine's part, and what stays with Switchboard. */
 export interface ValidatedSpeech {
@@ -35,16 +36,10 @@ function invalid(message: string): never {
   throw catalogueError("bad_request", message);
 }
 
-/** Code points in `text`, counting no further than `limit + 1`, so a huge input costs no more than a small one. */
-function codePoints(text: string, limit: number): number {
-  let count = 0;
-  for (const _ of text) if (++count > limit) break;
-  return count;
-}
 
 function resolveModel(registry: Pick<SpeechModelRegistry, "resolve">, modelId: string): SpeechModel {
   if (modelId === "") invalid("model is required.");
-  if (modelId.length > speechLimits.idChars) invalid(`model must be at most ${speechLimits.idChars} characters.`);
+  if (characterCount(modelId, speechLimits.idChars) > speechLimits.idChars) invalid(`model must be at most ${speechLimits.idChars} characters.`);
   try {
     return registry.resolve(modelId);
   } catch (error) {
@@ -83,7 +78,7 @@ function checkAudioPart(part: SpeechReference, where: string): void {
 
 function checkTextPart(part: SpeechReference, where: string): void {
   if (part.text === undefined || part.text.trim() === "") invalid(`${where}.text is required: the transcript of the reference audio.`);
-  if (codePoints(part.text, speechLimits.referenceTextChars) > speechLimits.referenceTextChars) {
+  if (characterCount(part.text, speechLimits.referenceTextChars) > speechLimits.referenceTextChars) {
     invalid(`${where}.text exceeds ${speechLimits.referenceTextChars} characters.`);
   }
 }
@@ -142,7 +137,7 @@ function providerOptions(provider: JsonObject | undefined, model: SpeechModel): 
 }
 
 function checkId(value: string | undefined, name: string): void {
-  if (value !== undefined && value.length > speechLimits.idChars) invalid(`${name} must be at most ${speechLimits.idChars} characters.`);
+  if (value !== undefined && characterCount(value, speechLimits.idChars) > speechLimits.idChars) invalid(`${name} must be at most ${speechLimits.idChars} characters.`);
 }
 
 /**
@@ -156,7 +151,7 @@ export function parseSpeechRequest(
   registry: Pick<SpeechModelRegistry, "resolve" | "models">,
 ): ValidatedSpeech {
   if (request.input.trim() === "") invalid("input is required and must contain text to speak.");
-  const inputChars = codePoints(request.input, speechLimits.inputChars);
+  const inputChars = characterCount(request.input, speechLimits.inputChars);
   if (inputChars > speechLimits.inputChars) invalid(`input exceeds ${speechLimits.inputChars} characters.`);
   const model = resolveModel(registry, request.model);
   if (request.voice === "") invalid("voice is required (at least 1 character).");

@@ -15,6 +15,7 @@ import {
 import { OutboundUrlError, parseOutboundUrl } from "../../providers/webhook/index.js";
 import { catalogueError } from "../error-catalogue.js";
 import { videoLimits } from "./video-limits.js";
+import { characterCount, nulTextPath } from "../text-rules.js";
 
 /** A request that passed every check, split into what the provider sees and what only we keep. */
 export interface ValidatedVideoRequest {
@@ -48,7 +49,7 @@ function isObject(value: JsonValue | undefined): value is JsonObject {
 }
 
 function checkIdLength(value: string | undefined, name: string): void {
-  if (value !== undefined && value.length > videoLimits.idChars) invalid(`${name} must be at most ${videoLimits.idChars} characters.`);
+  if (value !== undefined && characterCount(value, videoLimits.idChars) > videoLimits.idChars) invalid(`${name} must be at most ${videoLimits.idChars} characters.`);
 }
 
 /** An image, audio or video address: an absolute http(s) URL or a data URI. */
@@ -210,11 +211,14 @@ export function parseVideoRequest(request: CreateVideoRequest, context: VideoReq
     ...(references.length > 0 && { input_references: references }),
     ...(provider && { provider }),
   };
+  const callbackUrl = callbackUrlOf(request);
+  const nulAt = nulTextPath({ ...generation, callback_url: callbackUrl, session_id: sessionId, user: request.user, trace: request.trace }, "");
+  if (nulAt) invalid(`${nulAt.slice(1)} must not contain the NUL character (U+0000).`);
   const defaultSize = capabilities.defaultSize === undefined ? undefined : parseVideoSize(capabilities.defaultSize);
   return {
     model,
     generation,
-    callbackUrl: callbackUrlOf(request),
+    callbackUrl,
     ...(sessionId && { sessionId }),
     ...(request.user && { user: request.user }),
     ...(request.trace && { trace: request.trace }),
