@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer, connect, type AddressInfo, type Server, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createJobQueue, type JobQueue } from "../src/store/job-queue.js";
 import { createPostgresDatabase } from "../src/store/postgres-database.js";
 import type { Database } from "../src/store/database.js";
@@ -34,5 +35,89 @@ describe.skipIf(!onPostgres)("queues defined by replicas starting together on on
     const rows = await db.query<{ name: string }>("SELECT name FROM pgboss.queue WHERE name LIKE 'race-%' ORDER BY name");
     expect(rows).toHaveLength(10);
     expect(errors).toEqual([]);
+  });
+});
+
+/** A TCP relay to PostgreSQL that can be cut (a restart, a failover) and restored. */
+async function startCuttableRelay(target: URL): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
+  let down = false;
+  const sockets = new Set<Socket>();
+  const relay: Server = createServer((client) => {
+    if (down) return void client.destroy();
+    const server = connect(Number(target.port || 5432), target.hostname);
+    const end = () => {
+      client.destroy();
+      server.destroy();
+      sockets.delete(client);
+      sockets.delete(server);
+    };
+    for (const socket of [client, server]) {
+      sockets.add(socket);
+      socket.on("error", end).on("close", end);
+    }
+    client.pipe(server).pipe(client);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (relay.address() as AddressInfo).port,
+    cut() {
+      down = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore: () => void (down = false),
+    close: () => new Promise<void>((resolve) => relay.close(() => resolve())),
+  };
+}
+
+// pg-boss records a job's end without awaiting it: with the database gone at that moment, the
+// failure must reach onError (not crash the process), and the job must run again once it is back.
+describe.skipIf(!onPostgres)("a job ending while PostgreSQL is unreachable", () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let db: Database;
+  let relay: Awaited<ReturnType<typeof startCuttableRelay>>;
+  let queue: JobQueue;
+  const errors: Error[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await createPostgresDatabase(database.url, 1);
+    relay = await startCuttableRelay(new URL(database.url));
+    const relayed = new URL(database.url);
+    relayed.hostname = "127.0.0.1";
+    relayed.port = String(relay.port);
+    queue = await createJobQueue({ db, databaseUrl: relayed.toString(), onError: (error) => errors.push(error) });
+    await queue.start();
+  });
+  afterAll(async () => {
+    relay?.restore();
+    await queue?.stop();
+    await relay?.close();
+    await db?.close();
+    await database?.drop();
+  });
+
+  it("is reported, not an unhandled rejection, and retried once the database is back", { timeout: 90_000 }, async () => {
+    const name = "blip";
+    // Expiry is found by pg-boss's maintenance, every 30 s.
+    await queue.define(name, { retryLimit: 3, retryDelaySeconds: 1, retryBackoff: false, expireInSeconds: 1 });
+    const runs: number[] = [];
+    await queue.work<{ n: number }>(name, { workers: 1, pollIntervalSeconds: 0.5 }, async ({ n }) => {
+      runs.push(n);
+      if (runs.length > 1) return;
+      // The database goes while the handler runs, so failing the job cannot be recorded.
+      relay.cut();
+      throw new Error("the store failed");
+    });
+    await queue.send(name, { n: 1 });
+    queue.notify(name);
+
+    const reported = () => errors.find((error) => /recording the end of a job failed/.test(error.message));
+    await vi.waitFor(() => expect(reported()?.cause).toBeInstanceOf(Error), { timeout: 15_000, interval: 100 });
+    expect(runs).toEqual([1]);
+    relay.restore();
+
+    const state = async () => (await db.query<{ state: string }>("SELECT state FROM pgboss.job WHERE name = $1", [name]))[0]?.state;
+    await vi.waitFor(async () => expect(await state()).toBe("completed"), { timeout: 60_000, interval: 250 });
+    expect(runs).toEqual([1, 1]);
   });
 });

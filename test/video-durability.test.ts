@@ -2,9 +2,9 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase } from "./support/test-server.js";
-import { startServeProcess } from "./support/serve-process.js";
+import { startServeProcess, type ServeProcess } from "./support/serve-process.js";
 import { postVideo, waitForVideo, writeVideoModelsFile } from "./support/video-client.js";
 import { startFakeOpenAiVideos, type FakeOpenAiVideos } from "./video-providers/fake-openai-videos.js";
 
@@ -74,5 +74,52 @@ describe("a video job survives kill -9 of its server", () => {
     expect(submissions("survive kill -9")).toHaveLength(1);
     const content = await fetch(`${server.httpUrl}${job.unsigned_urls[0]}`, { headers: { authorization: `Bearer ${key}` } });
     expect(Buffer.from(await content.arrayBuffer()).equals(upstream.content)).toBe(true);
+  });
+});
+
+// A replica that stalls (a long pause, or cut off from the database) past its lease loses the job to
+// another replica, which resumes the stored provider job: the stalled one must not cancel it upstream.
+describe.skipIf(!onPostgres)("a replica that lost its lease", () => {
+  let database: { url: string; drop: () => Promise<void> } | undefined;
+  const replicas: ServeProcess[] = [];
+
+  afterAll(async () => {
+    for (const replica of replicas) replica.child.kill("SIGKILL");
+    await Promise.all(replicas.map((replica) => replica.exited));
+    await database?.drop();
+  });
+
+  it("leaves the provider job to the replica that took the job over", { timeout: 90_000 }, async () => {
+    const dataDir = join(dir, "lease-lost");
+    database = await createTestDatabase();
+    const env = (pollMs: number) => ({
+      DATA_DIR: dataDir,
+      MODELS_FILE: writeVideoModelsFile(mkdtempSync(join(dir, "models-")), [upstreamModel("fake/taken-over", pollMs)]),
+      VIDEO_JOB_LEASE_SECONDS: "2",
+      DATABASE_URL: database!.url,
+    });
+    const prompt = "stall past the lease";
+    // A waits a minute between polls, so it polls once before its stall and not again after it.
+    const a = await startServeProcess(env(60_000), ["--bootstrap"]);
+    replicas.push(a);
+    const key = JSON.parse(readFileSync(join(dataDir, "bootstrap.json"), "utf8")).api_key as string;
+    const submitted = await postVideo(a.httpUrl, key, { model: "fake/taken-over", prompt });
+    expect(submitted.status).toBe(200);
+    await waitForVideo(a.httpUrl, key, submitted.body.polling_url, { until: () => pollsAfterSubmission(prompt) > 0 });
+    a.child.kill("SIGSTOP");
+
+    const b = await startServeProcess(env(1_000));
+    replicas.push(b);
+    // A is stopped: a further poll is B's, resuming the stored provider job.
+    await vi.waitFor(() => expect(pollsAfterSubmission(prompt)).toBeGreaterThan(1), { timeout: 30_000, interval: 50 });
+    let aLog = "";
+    a.child.stdout!.on("data", (chunk: Buffer) => (aLog += chunk.toString()));
+    a.child.kill("SIGCONT");
+    await vi.waitFor(() => expect(aLog).toContain("video job lease lost"), { timeout: 15_000, interval: 50 });
+
+    const { job } = await waitForVideo(b.httpUrl, key, submitted.body.polling_url, { timeoutMs: 30_000 });
+    expect(job).toMatchObject({ id: submitted.body.id, status: "completed" });
+    expect(submissions(prompt)).toHaveLength(1);
+    expect(upstream.requests.filter((request) => request.method === "DELETE")).toEqual([]);
   });
 });

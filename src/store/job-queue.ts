@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import PgBoss from "pg-boss";
 import type { Database, Queryable } from "./database.js";
 import { createPostgresDatabase } from "./postgres-database.js";
@@ -19,7 +20,7 @@ export interface JobQueueOptions {
   db: Database;
   /** PostgreSQL: pg-boss gets a small pool of its own on this URL, so polling never waits behind API queries. */
   databaseUrl?: string;
-  /** pg-boss reports background failures (maintenance, fetch loops) here. */
+  /** pg-boss reports background failures (maintenance, fetch loops, recording a job's end) here. */
   onError: (error: Error) => void;
 }
 
@@ -55,17 +56,38 @@ export interface JobQueue {
 /** The adapter pg-boss's `db` option takes. */
 type PgBossDb = { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
 
+/** pg-boss's schema (its default, named so the statements below match). */
+const bossSchema = "pgboss";
+
+/**
+ * The statements with which a pg-boss 10 worker completes or fails the job
+ * its handler ran: issued without being awaited (Manager.watch), so their
+ * failure would be an unhandled rejection, which ends the process.
+ */
+const unawaitedStatements: ReadonlySet<string> = (() => {
+  const plans = createRequire(import.meta.url)("pg-boss/src/plans.js") as Record<"completeJobs" | "failJobsById", (schema: string) => string>;
+  return new Set([plans.completeJobs(bossSchema), plans.failJobsById(bossSchema)]);
+})();
+
 /**
  * pg-boss over our Database. pg-boss sends its schema, migrations and
  * maintenance as `BEGIN; …; COMMIT;` scripts and everything else as single
  * statements; PGlite takes scripts only through `exec`, so scripts go there
  * (pg-boss reads no rows from them). Every call is tracked, so stopping can
- * wait for the writes pg-boss does not await (completing a job).
+ * wait for the writes pg-boss does not await (completing a job). Those
+ * writes report a failure to `onError` and answer "no job affected" instead:
+ * the job stays active until it expires, and pg-boss then retries it.
  */
-function pgBossDb(db: Database, inFlight: Set<Promise<unknown>>): PgBossDb {
+function pgBossDb(db: Database, inFlight: Set<Promise<unknown>>, onError: (error: Error) => void): PgBossDb {
   return {
     executeSql(text, values) {
-      const call = /^\s*BEGIN\s*;/i.test(text) ? db.exec(text).then(() => ({ rows: [] })) : db.query(text, values ?? []).then((rows) => ({ rows }));
+      let call = /^\s*BEGIN\s*;/i.test(text) ? db.exec(text).then(() => ({ rows: [] as unknown[] })) : db.query(text, values ?? []).then((rows) => ({ rows }));
+      if (unawaitedStatements.has(text)) {
+        call = call.catch((error: unknown) => {
+          onError(new Error("recording the end of a job failed; it is retried once it expires", { cause: error }));
+          return { rows: [{ count: "0" }] };
+        });
+      }
       inFlight.add(call);
       void call.finally(() => inFlight.delete(call)).catch(() => undefined);
       return call;
@@ -89,7 +111,8 @@ export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue
   const ownDb = options.databaseUrl ? await createPostgresDatabase(options.databaseUrl, 4) : undefined;
   const inFlight = new Set<Promise<unknown>>();
   const boss = new PgBoss({
-    db: pgBossDb(ownDb ?? options.db, inFlight) as PgBoss.Db,
+    db: pgBossDb(ownDb ?? options.db, inFlight, options.onError) as PgBoss.Db,
+    schema: bossSchema,
     // No cron schedules; no periodic state counts.
     schedule: false,
     maintenanceIntervalSeconds: 30,

@@ -79,6 +79,8 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
     const ttl = AbortSignal.timeout(Math.max(0, job.expiresAt.getTime() - Date.now()));
     const stopLease = keepLease(store.videoJobs, job.id, lease, () => leaseLost.abort());
     let providerJobId = job.providerJobId;
+    // Submitted by this run but not stored (the lease was gone): no other worker can know of it.
+    let orphan: string | undefined;
     try {
       // The provider's own work (submit, polls, download or render), apart from the queue's.
       const providerSpan = startChildSpan(options.tracer, span, `video.provider ${job.model}`, SpanKind.CLIENT, { "switchboard.resumed": providerJobId !== undefined });
@@ -90,7 +92,10 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
         providerJobId,
         onSubmitted: async (submitted) => {
           providerJobId = submitted;
-          if (!(await store.videoJobs.setProviderJobId(job.id, lease.token, submitted))) leaseLost.abort();
+          if (!(await store.videoJobs.setProviderJobId(job.id, lease.token, submitted))) {
+            orphan = submitted;
+            leaseLost.abort();
+          }
           leaseLost.signal.throwIfAborted();
           log.info({ provider_job_id: submitted }, "video job submitted to the provider");
         },
@@ -106,8 +111,8 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
       if (await settler.finish(job.id, lease.token, { status: "completed", outputs })) log.info({ outputs: outputs.length }, "video job completed");
     } catch (error) {
       if (leaseLost.signal.aborted) {
-        // Another worker holds the job now; a submission only we know of would be paid for and never used.
-        if (providerJobId !== job.providerJobId) await cancelQuietly(model.provider, providerJobId);
+        // Another worker holds the job now, resuming any stored provider job: only an orphan is ours to cancel.
+        await cancelQuietly(model.provider, orphan);
         log.warn("video job lease lost; another worker has the job");
       } else if (options.shutdown.aborted) {
         await store.videoJobs.releaseLease(job.id, lease.token);
