@@ -1,5 +1,9 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { createApiKeys } from "../store/api-keys.js";
+import { createInterns } from "../store/interns.js";
+import { createMembers } from "../store/members.js";
+import { createOrganizations } from "../store/organizations.js";
 import type { Store } from "../store/store.js";
 
 /** The development tenant created on first start, shown to the operator once. */
@@ -28,24 +32,57 @@ export async function isEmptyStore(store: Store): Promise<boolean> {
  * Creates a development tenant: an organization in the interns programme
  * with credits, an admin member, a standard and a management key, and the
  * `demo` intern (its host endpoint is filled in when the host starts).
+ *
+ * The rows are one transaction and bootstrap.json is in place before it
+ * commits: a crash at any point leaves either the whole tenant with its file
+ * or an empty store, which the next start bootstraps afresh (overwriting a
+ * file whose keys never committed). Without that, a crash between the rows
+ * and the file would lose the key secrets (stored hashed) for good.
  */
 export async function bootstrapTenant(store: Store, dataDir: string): Promise<BootstrapTenant> {
-  const orgId = await store.organizations.create("Development");
-  const memberId = await store.members.add({ orgId, email: "admin@example.com", firstName: "Dev", lastName: "Admin", role: "org:admin" });
-  const key = await store.apiKeys.create({ orgId, memberId, management: false, grant: false });
-  const managementKey = await store.apiKeys.create({ orgId, memberId, management: true, grant: false });
-  await store.organizations.setProgramme(orgId, true);
-  await store.organizations.setCredits(orgId, 10);
-  await store.interns.add({ orgId, id: demoInternId, endpoint: "http://127.0.0.1:0", hostToken: "unset", state: "running" });
-  const tenant: BootstrapTenant = {
-    organization_id: orgId,
-    member_id: memberId,
-    api_key: key.secret,
-    management_key: managementKey.secret,
-    intern_id: demoInternId,
-  };
+  return store.db.transaction(async (tx) => {
+    const organizations = createOrganizations(tx);
+    const apiKeys = createApiKeys(tx);
+    const orgId = await organizations.create("Development");
+    const memberId = await createMembers(tx).add({ orgId, email: "admin@example.com", firstName: "Dev", lastName: "Admin", role: "org:admin" });
+    const key = await apiKeys.create({ orgId, memberId, management: false, grant: false });
+    const managementKey = await apiKeys.create({ orgId, memberId, management: true, grant: false });
+    await organizations.setProgramme(orgId, true);
+    await organizations.setCredits(orgId, 10);
+    await createInterns(tx).add({ orgId, id: demoInternId, endpoint: "http://127.0.0.1:0", hostToken: "unset", state: "running" });
+    const tenant: BootstrapTenant = {
+      organization_id: orgId,
+      member_id: memberId,
+      api_key: key.secret,
+      management_key: managementKey.secret,
+      intern_id: demoInternId,
+    };
+    writeFileAtomically(bootstrapPath(dataDir), JSON.stringify(tenant, null, 2) + "\n");
+    return tenant;
+  });
+}
+
+/** Replaces `path` whole and durably (a reader or a crash never sees half of it), mode 0600. */
+function writeFileAtomically(path: string, content: string): void {
+  const dir = dirname(path);
   // On PostgreSQL nothing else has created DATA_DIR yet.
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(bootstrapPath(dataDir), JSON.stringify(tenant, null, 2) + "\n", { mode: 0o600 });
-  return tenant;
+  mkdirSync(dir, { recursive: true });
+  const temp = join(dir, `.${process.pid}.${basename(path)}`);
+  try {
+    writeFileSync(temp, content, { mode: 0o600, flush: true });
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  // The rename itself must reach the disk before the transaction commits.
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch {
+    // Directories cannot be opened or synced on some platforms (Windows).
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
