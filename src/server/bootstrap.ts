@@ -38,9 +38,14 @@ export async function isEmptyStore(store: Store): Promise<boolean> {
  * or an empty store, which the next start bootstraps afresh (overwriting a
  * file whose keys never committed). Without that, a crash between the rows
  * and the file would lose the key secrets (stored hashed) for good.
+ * Undefined when the store turns out not to be empty (another process
+ * bootstrapped it first).
  */
-export async function bootstrapTenant(store: Store, dataDir: string): Promise<BootstrapTenant> {
+export async function bootstrapTenant(store: Store, dataDir: string): Promise<BootstrapTenant | undefined> {
   return store.db.transaction(async (tx) => {
+    // Replicas started together with --bootstrap: one creates the tenant, the others find it there.
+    await tx.query("SELECT pg_advisory_xact_lock(7366194)");
+    if ((await tx.query("SELECT 1 FROM organizations LIMIT 1")).length > 0) return undefined;
     const organizations = createOrganizations(tx);
     const apiKeys = createApiKeys(tx);
     const orgId = await organizations.create("Development");

@@ -49,7 +49,7 @@ describe("first-start bootstrap", () => {
       await expect(bootstrapTenant(store, dir)).rejects.toThrow();
       expect(await isEmptyStore(store)).toBe(true);
       rmSync(bootstrapPath(dir), { recursive: true });
-      const tenant = await bootstrapTenant(store, dir);
+      const tenant = (await bootstrapTenant(store, dir))!;
       expect(JSON.parse(readFileSync(bootstrapPath(dir), "utf8"))).toEqual(tenant);
       expect(await store.apiKeys.findByHash(hashKey(tenant.management_key))).toMatchObject({ orgId: tenant.organization_id, kind: "management" });
       expect(await store.interns.find(tenant.organization_id, "demo")).toMatchObject({ state: "running" });
