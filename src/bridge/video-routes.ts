@@ -10,7 +10,6 @@ import { bridgeRefusal, refuse } from "./bridge-refusal.js";
 import { requestFromJson } from "./request-from-json.js";
 import { videoJobJson } from "./video-job-json.js";
 
-
 // The query string is text; the core wants an integer. Only the syntax is
 // checked here: which outputs exist is the core's to say.
 function indexParam(query: Record<string, unknown>): number | undefined {
