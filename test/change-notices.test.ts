@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changeChannel, createChangeNotices, parseChange, type ChangeNotice, type ChangeNotices } from "../src/store/change-notices.js";
@@ -101,6 +102,64 @@ describe.skipIf(!onPostgres)("change notices between processes on one PostgreSQL
     }
     expect(heardByB.filter((notice) => notice.kind === "everything").length).toBeGreaterThanOrEqual(2);
     expect(heardByB).toContainEqual({ kind: "member", memberId: "mem_after" });
+  });
+});
+
+/**
+ * A TCP relay to PostgreSQL whose open connections can be frozen: bytes stop
+ * flowing both ways but nothing is closed, as on a half-open connection
+ * (a peer gone without a FIN, a silent network drop). New connections flow.
+ */
+async function startFreezableRelay(target: URL): Promise<{ url: string; freeze(): void; close(): Promise<void> }> {
+  const frozen = new WeakSet<Socket>();
+  const open = new Set<Socket>();
+  const relay = createServer((client) => {
+    const server = connect(Number(target.port || 5432), target.hostname);
+    for (const [from, to] of [[client, server], [server, client]] as const) {
+      open.add(from);
+      from.on("data", (bytes) => void (frozen.has(from) || to.write(bytes)));
+      from.on("error", () => to.destroy()).on("close", () => (to.destroy(), open.delete(from)));
+    }
+  });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+  const url = new URL(target);
+  url.hostname = "127.0.0.1";
+  url.port = String((relay.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    freeze: () => open.forEach((socket) => frozen.add(socket)),
+    close: () => (open.forEach((socket) => socket.destroy()), new Promise<void>((resolve) => relay.close(() => resolve()))),
+  };
+}
+
+describe.skipIf(!onPostgres)("change notices over a connection that goes silent", () => {
+  it("notice the silence, tell subscribers to forget everything, and listen again", async () => {
+    const database = await createTestDatabase();
+    const relay = await startFreezableRelay(new URL(database.url));
+    const db = await createPostgresDatabase(database.url, 1);
+    const errors: unknown[] = [];
+    const heard: ChangeNotice[] = [];
+    const direct = await createChangeNotices(db, { databaseUrl: database.url, onError: () => undefined });
+    const relayed = await createChangeNotices(db, { databaseUrl: relay.url, onError: (error) => errors.push(error), liveness: { everyMs: 200, withinMs: 300 } });
+    relayed.subscribe((notice) => heard.push(notice));
+    try {
+      relay.freeze();
+      await nextNotice(heard, (notice) => notice.kind === "everything", 3_000);
+      expect(String(errors[0])).toMatch(/did not answer within 300 ms/);
+      // Listening again on a fresh connection: a later change arrives.
+      const deadline = Date.now() + 10_000;
+      while (!heard.some((notice) => notice.kind === "key" && notice.keyId === "key_after") && Date.now() < deadline) {
+        await direct.publish({ kind: "key", keyId: "key_after" });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(heard).toContainEqual({ kind: "key", keyId: "key_after" });
+    } finally {
+      await relayed.close();
+      await direct.close();
+      await db.close();
+      await relay.close();
+      await database.drop();
+    }
   });
 });
 

@@ -29,16 +29,23 @@ export interface ChangeNotices {
 export const changeChannel = "switchboard_changes";
 
 const maxRetryMs = 30_000;
+/** How often the listening connection proves it is alive, and how long it may take to. */
+const defaultLiveness = { everyMs: 30_000, withinMs: 10_000 };
 
 /**
  * Notices for the store behind `db`. On PostgreSQL they travel by
  * `NOTIFY`/`LISTEN` on a connection of their own, so a key revoked through one
  * replica is refused by every replica within moments instead of after the
- * lookup caches' TTL. When that connection drops, subscribers hear
- * `everything` (notices may be lost until it is back), and again once it is
- * back. The embedded store belongs to one process: its notices stay in it.
+ * lookup caches' TTL. When that connection drops, or stops answering a
+ * periodic `SELECT 1` (a half-open connection, which would otherwise lose
+ * notices silently), subscribers hear `everything` (notices may be lost until
+ * it is back), and again once it is back. The embedded store belongs to one
+ * process: its notices stay in it.
  */
-export async function createChangeNotices(db: Database, options: { databaseUrl?: string; onError(error: unknown): void }): Promise<ChangeNotices> {
+export async function createChangeNotices(
+  db: Database,
+  options: { databaseUrl?: string; onError(error: unknown): void; liveness?: { everyMs: number; withinMs: number } },
+): Promise<ChangeNotices> {
   const listeners = new Set<(notice: ChangeNotice) => void>();
   const emit = (notice: ChangeNotice) => {
     for (const listener of listeners) listener(notice);
@@ -60,6 +67,20 @@ export async function createChangeNotices(db: Database, options: { databaseUrl?:
   let failures = 0;
   let retry: NodeJS.Timeout | undefined;
   const lost = new WeakSet<pg.Client>();
+  const liveness = options.liveness ?? defaultLiveness;
+  const probe = setInterval(() => {
+    const client = current;
+    if (!client) return;
+    const late = setTimeout(() => drop(client, new Error(`the change-notice connection to PostgreSQL did not answer within ${liveness.withinMs} ms`)), liveness.withinMs);
+    client.query("SELECT 1").then(
+      () => clearTimeout(late),
+      (error: unknown) => {
+        clearTimeout(late);
+        drop(client, error);
+      },
+    );
+  }, liveness.everyMs);
+  probe.unref();
 
   const drop = (client: pg.Client, error?: unknown) => {
     if (lost.has(client)) return;
@@ -114,6 +135,7 @@ export async function createChangeNotices(db: Database, options: { databaseUrl?:
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearInterval(probe);
       const client = current;
       current = undefined;
       if (client) {
