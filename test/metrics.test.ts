@@ -1,4 +1,6 @@
+import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -97,6 +99,46 @@ describe("/metrics", () => {
     }
     expect(after.value("switchboard_rpc_duration_seconds_count", left) - before).toBe(1);
   });
+
+  it("closes the stream of a caller that stopped reading, then left, while the writer waited for its socket to drain", { timeout: 60_000 }, async () => {
+    // A host that retains the whole flood, so the run streams on while the caller stalls.
+    const big = await startChatHarness({ host: { replayBytes: 256 * 1024 * 1024 } });
+    try {
+      await stalledThenGone(big);
+    } finally {
+      await big.close();
+    }
+  });
+
+  async function stalledThenGone(h: ChatHarness) {
+    const metricsOf = () => scrape(`${h.t.httpUrl}/metrics`);
+    const url = new URL(h.t.httpUrl);
+    const body = JSON.stringify(promptBody("flood 40000 1000"));
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, "connect");
+    socket.write(
+      `POST /api/v1/interns/${h.internId}/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
+        `authorization: Bearer ${h.t.tenant.api_key}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await once(socket, "data");
+    // Reads nothing more: the gateway's socket buffer fills and its writer waits for `drain`.
+    socket.pause();
+    let during = await metricsOf();
+    for (let waited = 0; during.value("switchboard_open_sse_streams") !== 1 && waited < 5_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      during = await metricsOf();
+    }
+    expect(during.value("switchboard_open_sse_streams")).toBe(1);
+    // Long enough for the flood to fill the socket's buffers, so the writer is waiting on `drain`.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    socket.destroy();
+    let after = await metricsOf();
+    for (let waited = 0; after.value("switchboard_open_sse_streams") !== 0 && waited < 5_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await metricsOf();
+    }
+    expect(after.value("switchboard_open_sse_streams")).toBe(0);
+  }
 
   it("observes the real-time factor of a speech synthesis", async () => {
     const reply = await postSpeech(h.t.httpUrl, { model: "local/espeak-ng", voice: "alloy", input: "Metrics, please.", response_format: "pcm" }, { key: h.t.tenant.api_key });

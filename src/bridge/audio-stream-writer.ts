@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { writeOrWait } from "./write-or-wait.js";
 
 /**
  * Writes a raw audio body as it is produced: chunked (no Content-Length, the
@@ -12,21 +13,7 @@ export function createAudioStreamWriter(response: ServerResponse) {
       response.flushHeaders();
     },
     /** Resolves false once the client has gone, so the caller stops producing. */
-    async write(bytes: Uint8Array): Promise<boolean> {
-      if (response.destroyed) return false;
-      if (!response.write(bytes)) {
-        await new Promise<void>((resolve) => {
-          const settle = () => {
-            response.off("drain", settle);
-            response.off("close", settle);
-            resolve();
-          };
-          response.on("drain", settle);
-          response.on("close", settle);
-        });
-      }
-      return !response.destroyed;
-    },
+    write: (bytes: Uint8Array) => writeOrWait(response, bytes),
     end: () => response.end(),
   };
 }

@@ -48,6 +48,8 @@ export function registerChatRoute(app: FastifyInstance, transport: Transport, on
       // Only a departed caller or a shutdown gets here; the core ends every
       // other failure with an error chunk itself.
       request.log.info({ err: disconnect.signal.aborted ? undefined : error }, "chat stream ended early");
+      // Nobody reads the rest: the core call (and so the run) ends here, even if the socket's close is still to come.
+      disconnect.abort();
       reply.raw.destroy();
     } finally {
       disconnect.release();

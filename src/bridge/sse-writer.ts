@@ -1,13 +1,14 @@
 import type { ServerResponse } from "node:http";
-import { once } from "node:events";
+import { writeOrWait } from "./write-or-wait.js";
 
 /**
  * Writes server-sent events with backpressure: a slow reader pauses the
- * stream instead of growing memory.
+ * stream instead of growing memory. A write to a client that has gone
+ * throws, so the route stops relaying and ends the call.
  */
 export function createSseWriter(response: ServerResponse) {
   const write = async (text: string) => {
-    if (!response.write(text) && !response.destroyed) await once(response, "drain");
+    if (!(await writeOrWait(response, text))) throw new Error("the client went away");
   };
   return {
     /** Sets the status and headers; they leave with the first event, in the same packet. */
