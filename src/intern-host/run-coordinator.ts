@@ -174,6 +174,7 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
         mayPause: () => sessions.pausedRuns() < options.maxPausedRuns,
         cancelTurn: () => void link.agent.notify(acp.methods.agent.session.cancel, { sessionId: session.id }).catch(() => undefined),
         onInteractionShown: (interaction) => sessions.rememberInteraction(session, interaction),
+        onInteractionSettled: (interaction) => sessions.settleInteraction(session, interaction),
         onEnded: (ended) => logger.info({ sessionId: session.id, runId: ended.id }, "run ended"),
         onInteractionEnded: observe.onInteractionEnded,
       });
@@ -191,6 +192,7 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
   async function* answerInteraction(request: AnswerInteractionRequest, signal: AbortSignal): AsyncGenerator<RunEvent> {
     const interaction = sessions.get(request.sessionId)?.interactions.get(request.interactionId);
     if (!interaction) throw catalogueError("interaction_unknown");
+    if (!interaction.run) throw catalogueError("interaction_not_pending");
     yield* interaction.run.answer(interaction, request.answer, signal);
   }
 

@@ -38,6 +38,8 @@ export interface RunOptions {
   cancelTurn(): void;
   /** Lets the host index the question so an answer can find it. */
   onInteractionShown(interaction: Interaction): void;
+  /** Tells the host the question is settled, so its index lets go of the run (and its retained output). */
+  onInteractionSettled(interaction: Interaction): void;
   onEnded(run: Run): void;
   /** Told how each question shown or queued ended (metrics). */
   onInteractionEnded?(outcome: InteractionOutcome): void;
@@ -254,6 +256,7 @@ export function createRun(options: RunOptions): Run {
   function settle(interaction: PendingInteraction, state: "answered" | "withdrawn" | "closed", response: unknown, outcome: InteractionOutcome = state): void {
     if (interaction.state !== "queued" && interaction.state !== "shown") return;
     interaction.state = state;
+    options.onInteractionSettled(interaction);
     options.onInteractionEnded?.(outcome);
     interaction.stopListening();
     interaction.respond(response);
@@ -300,8 +303,11 @@ export function createRun(options: RunOptions): Run {
       }
     } finally {
       if (reader === attached) {
+        // Gone before it read the `paused` event that ends a stream (the question
+        // itself may still be waiting in the log): nobody can answer, so the
+        // run is cancelled like any stream its caller left.
         reader = undefined;
-        if (!ended && !run.paused) run.cancel("The caller went away while the run was streaming.");
+        if (!ended) run.cancel("The caller went away while the run was streaming.");
       }
     }
   }

@@ -21,8 +21,15 @@ export interface HostSession {
   turnInFlight: boolean;
   /** Titles of the turn's tool calls, for permission requests that carry none. */
   readonly toolTitles: Map<string, string>;
-  /** Shown questions, settled ones included, so late answers get `interaction_not_pending`. */
-  readonly interactions: Map<string, Interaction>;
+  /** Shown questions, settled ones included (by id and state only), so late answers get `interaction_not_pending`. */
+  readonly interactions: Map<string, Interaction | SettledInteraction>;
+}
+
+/** A question no longer waiting: what a late answer needs to hear `interaction_not_pending`, without its run. */
+export interface SettledInteraction {
+  readonly id: string;
+  readonly state: "answered" | "withdrawn" | "closed";
+  readonly run?: undefined;
 }
 
 /** Idle sessions beyond this are forgotten (the agent may still resume them on demand); busy ones never are. */
@@ -48,6 +55,8 @@ export interface SessionTable {
   reserveSession(sessionId: string, link: AgentLink): Promise<HostSession>;
   /** Indexes a shown question so an answer can find it, forgetting the oldest settled ones. */
   rememberInteraction(session: HostSession, interaction: Interaction): void;
+  /** Keeps a settled question by id and state only: a run's retained output must not live on in the history. */
+  settleInteraction(session: HostSession, interaction: Interaction): void;
   /** Every session, for shutdown. */
   all(): Iterable<HostSession>;
 }
@@ -166,6 +175,11 @@ export function createSessionTable(cwd: string): SessionTable {
     }
   }
 
+  function settleInteraction(session: HostSession, interaction: Interaction): void {
+    if (session.interactions.get(interaction.id) !== interaction || interaction.state === "queued" || interaction.state === "shown") return;
+    session.interactions.set(interaction.id, { id: interaction.id, state: interaction.state });
+  }
+
   return {
     get: (sessionId) => sessions.get(sessionId),
     liveRun,
@@ -175,6 +189,7 @@ export function createSessionTable(cwd: string): SessionTable {
     openNewSession,
     reserveSession,
     rememberInteraction,
+    settleInteraction,
     all: () => sessions.values(),
   };
 }

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/gen/switchboard/host/v1/host_pb.js";
 import { scriptedAgentCommand } from "../support/scripted-agent-command.js";
@@ -33,6 +35,34 @@ describe("retained output", () => {
       expect(await failureOf(() => test.answer(sessionOf(paused), interactionOf(paused).id, "allow_once"))).toMatchObject({ status: 410, reason: "attachment_failed" });
       await test.until((status) => status.activeRuns === 0 && status.pausedRuns === 0);
       expect(await failureOf(() => test.answer(sessionOf(paused), interactionOf(paused).id, "allow_once"))).toMatchObject({ status: 409, reason: "interaction_not_pending" });
+    } finally {
+      await test.close();
+    }
+  });
+
+  it("lets go of a turn's undelivered output once its question is settled: the session's later turns do not pile it up", { timeout: 60_000 }, async () => {
+    // Whole collections, so the heap shows only what is still referenced.
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const heapAfterGc = () => (gc(), gc(), process.memoryUsage().heapUsed);
+    const test = await startTestHost(scriptedAgentCommand());
+    try {
+      let session: string | undefined;
+      const turn = async () => {
+        const marker = join(scratchDir(), "chattered");
+        // ~1.2 MB of chatter while asking: past the default 1 MiB replay bytes, never delivered.
+        const paused = await test.start(`chatter-while-asking 300 4000 ${marker}`, { mode: "manual", sessionId: session });
+        session = sessionOf(paused);
+        while (!existsSync(marker)) await sleep(10);
+        await sleep(150);
+        expect(await failureOf(() => test.answer(session!, interactionOf(paused).id, "allow_once"))).toMatchObject({ status: 410 });
+        await test.until((status) => status.activeRuns === 0 && status.pausedRuns === 0);
+      };
+      await turn();
+      const before = heapAfterGc();
+      for (let i = 0; i < 15; i++) await turn();
+      // Kept, each turn would add about its ~1 MiB of retained output.
+      expect((heapAfterGc() - before) / 2 ** 20).toBeLessThan(6);
     } finally {
       await test.close();
     }

@@ -19,6 +19,7 @@ function makeRun(overrides: Partial<RunOptions> = {}) {
     mayPause: () => true,
     cancelTurn,
     onInteractionShown: (interaction) => shown.push(interaction),
+    onInteractionSettled: () => undefined,
     onEnded: () => undefined,
     ...overrides,
   });

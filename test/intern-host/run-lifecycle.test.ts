@@ -84,6 +84,25 @@ describe("run lifecycle", () => {
     expect(contentOf(await test.start("say next", { sessionId: session }))).toBe("next");
   });
 
+  it("cancels a run whose reader goes away before reading the question that paused it", async () => {
+    const retaining = await startTestHost(scriptedAgentCommand(), { replayBytes: 64 * 1024 * 1024 });
+    try {
+      const abort = new AbortController();
+      // Output the slow reader has not taken yet sits in front of the question.
+      const stream = retaining.client.startRun({ prompt: "flood 4000 1000\npermission Deploy", approvalMode: "manual" }, { headers: { authorization: `Bearer ${retaining.token}` }, signal: abort.signal });
+      const iterator = stream[Symbol.asyncIterator]();
+      const started = (await iterator.next()).value!.event!;
+      const session = started.kind.case === "started" ? started.kind.value.sessionId : "";
+      // The host shows the question (the run counts as paused) while the reader has not read it.
+      await retaining.until((status) => status.pausedRuns === 1);
+      abort.abort();
+      await expect(iterator.next()).rejects.toThrow();
+      await retaining.until((status) => status.activeRuns === 0 && status.pausedRuns === 0);
+      expect(contentOf(await retaining.start("say next", { sessionId: session }))).toBe("next");
+    } finally {
+      await retaining.close();
+    }
+  });
 });
 
 describe("interaction deadline", () => {
