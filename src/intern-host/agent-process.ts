@@ -20,6 +20,8 @@ export interface AgentProcessOptions {
   /** The operator's `--agent` command line, split shell-like, spawned without a shell. */
   readonly command: string;
   readonly cwd: string;
+  /** The agent's environment; undefined: the host's. */
+  readonly env?: NodeJS.ProcessEnv;
   readonly handlers: AgentClientHandlers;
   readonly logger: HostLogger;
 }
@@ -91,7 +93,7 @@ export function createAgentProcess(options: AgentProcessOptions): AgentProcess {
     const startedAt = Date.now();
     // The agent's stderr is the host's, as under any process supervisor: it may
     // hold prompts and code, which the host's own log never carries.
-    const agentChild = spawn(argv[0], argv.slice(1), { cwd: options.cwd, stdio: ["pipe", "pipe", "inherit"] });
+    const agentChild = spawn(argv[0], argv.slice(1), { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "inherit"] });
     child = agentChild;
     const exited = new Promise<void>((resolve) => {
       agentChild.once("exit", (code, signal) => {

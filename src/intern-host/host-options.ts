@@ -19,6 +19,8 @@ export interface InternHostRoutesOptions {
   agent: string;
   /** Working directory of the agent and of its sessions (`--cwd`); default: the host's. */
   cwd?: string;
+  /** The agent's whole environment; default: the host's own (an agent usually needs its API keys from there). */
+  agentEnv?: NodeJS.ProcessEnv;
   /** Seconds a shown question waits for its answer before the run is cancelled (`--interaction-deadline`); default 300. */
   interactionDeadlineSeconds?: number;
   /** Bytes of undelivered output a run retains (`--replay-bytes`); default 1 MiB. */
@@ -37,6 +39,7 @@ export interface ResolvedHostOptions {
   readonly token: string;
   readonly agent: string;
   readonly cwd: string;
+  readonly agentEnv: NodeJS.ProcessEnv | undefined;
   readonly interactionDeadlineMs: number;
   readonly replayBytes: number;
   readonly maxPausedRuns: number;
@@ -79,6 +82,7 @@ export function resolveHostOptions(options: InternHostRoutesOptions): ResolvedHo
     token: parsed.token,
     agent: parsed.agent,
     cwd,
+    agentEnv: options.agentEnv,
     interactionDeadlineMs: Math.round(parsed.interactionDeadlineSeconds * 1000),
     replayBytes: parsed.replayBytes,
     maxPausedRuns: parsed.maxPausedRuns,

@@ -85,7 +85,7 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
     },
   };
 
-  const agent: AgentProcess = createAgentProcess({ command: options.agent, cwd: options.cwd, handlers, logger });
+  const agent: AgentProcess = createAgentProcess({ command: options.agent, cwd: options.cwd, env: options.agentEnv, handlers, logger });
 
   function applyUpdate(session: HostSession, update: HostUpdate): void {
     const run = sessions.liveRun(session);

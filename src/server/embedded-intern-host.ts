@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { startInternHost, type RunningInternHost } from "../intern-host/intern-host.js";
@@ -11,7 +12,7 @@ import { bootstrapPath, demoInternId, type BootstrapTenant } from "./bootstrap.j
 /**
  * Serves the bootstrap tenant's `demo` intern from an intern host inside this
  * process, running the bundled reference agent through the same host code as
- * any other agent. The host listens on a loopback port with a fresh token
+ * any other agent, confined to its sandbox. The host listens on a loopback port with a fresh token
  * each start, and the intern record is pointed at it. Returns undefined when
  * there is no bootstrap tenant to serve.
  */
@@ -25,7 +26,13 @@ export async function startEmbeddedInternHost(store: Store, dataDir: string, log
   const workspace = join(dataDir, "demo-workspace");
   mkdirSync(workspace, { recursive: true });
   const token = randomBytes(32).toString("base64url");
-  const host = await startInternHost({ host: "127.0.0.1", port: 0, token, agent: referenceAgentCommand(), cwd: workspace, logger: logger.child({ component: "intern-host" }), metricsRegistry });
+  // Its callers run shell commands on this very machine: only in the sandbox,
+  // with the data directory (store, admin token, bootstrap keys, videos) and
+  // the home directory hidden, and none of the gateway's environment
+  // (ADMIN_TOKEN, DATABASE_URL, provider keys) in the agent's.
+  const agent = referenceAgentCommand({ sandboxOnly: true, hide: [homedir(), resolve(dataDir)].filter((dir) => dir !== "/") });
+  const agentEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: workspace, LANG: "C.UTF-8" };
+  const host = await startInternHost({ host: "127.0.0.1", port: 0, token, agent, agentEnv, cwd: workspace, logger: logger.child({ component: "intern-host" }), metricsRegistry });
   if (!(await store.interns.setEndpoint(tenant.organization_id, demoInternId, host.url, token))) {
     await host.close();
     return undefined;

@@ -5,6 +5,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 export interface ReferenceAgentCommandOptions {
   /** bwrap to sandbox manual-mode commands with; default: found on PATH. A path that does not exist shows the refusal. */
   bubblewrap?: string;
+  /** Every command sandboxed, in every mode, with no escape (`--sandbox-only`). */
+  sandboxOnly?: boolean;
+  /** Directories the sandbox shows empty (`--hide`). */
+  hide?: readonly string[];
 }
 
 const mainPath = fileURLToPath(new URL("./main.ts", import.meta.url));
@@ -18,6 +22,8 @@ export function referenceAgentCommand(options: ReferenceAgentCommandOptions = {}
   const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
   const argv = [process.execPath, "--import", tsxLoader, mainPath];
   if (options.bubblewrap !== undefined) argv.push("--bubblewrap", options.bubblewrap);
+  if (options.sandboxOnly) argv.push("--sandbox-only");
+  for (const dir of options.hide ?? []) argv.push("--hide", dir);
   return argv.map(quote).join(" ");
 }
 

@@ -7,6 +7,14 @@ import { runShellCommand, type SandboxAvailability, type ShellResult } from "./s
 export interface ReferenceAgentOptions {
   /** The bwrap that sandboxes commands in the `default` mode, or why there is none (sandboxed execution is then refused). */
   readonly sandbox: SandboxAvailability;
+  /**
+   * Every command runs in the sandbox, whatever the mode, and the sandbox is
+   * never escaped: for an agent whose callers must not reach the machine it
+   * runs on (the gateway's embedded `demo` intern).
+   */
+  readonly sandboxOnly?: boolean;
+  /** Directories the sandbox shows empty (the gateway's data directory, the home directory). */
+  readonly hidden?: readonly string[];
 }
 
 interface ReferenceSession {
@@ -28,6 +36,12 @@ const modes: acp.SessionModeState = {
     { id: "default", name: "Ask, sandboxed", description: "Asks before every shell command and runs it in a bubblewrap sandbox." },
     { id: "bypassPermissions", name: "Ask, unsandboxed", description: "Asks before every shell command and runs it without a sandbox." },
   ],
+};
+
+/** The same mode ids, as a sandbox-only agent runs them. */
+const sandboxOnlyModes: acp.SessionModeState = {
+  currentModeId: "default",
+  availableModes: modes.availableModes.map((mode) => ({ ...mode, name: "Ask, sandboxed", description: "Asks before every shell command and runs it in a bubblewrap sandbox, never outside it." })),
 };
 
 const modelOption: acp.SessionConfigOption = {
@@ -63,7 +77,7 @@ export function createReferenceAgent(options: ReferenceAgentOptions): acp.AgentA
 
   function openSession(sessionId: string, cwd: string) {
     sessions.set(sessionId, { cwd, mode: "default", costUsd: 0, standingAnswer: undefined, turn: undefined });
-    return { modes, configOptions: [modelOption] };
+    return { modes: options.sandboxOnly ? sandboxOnlyModes : modes, configOptions: [modelOption] };
   }
 
   function sessionOf(sessionId: string): ReferenceSession {
@@ -140,12 +154,14 @@ export function createReferenceAgent(options: ReferenceAgentOptions): acp.AgentA
   }
 
   async function runCommand(command: string, turn: TurnContext): Promise<void> {
-    const sandboxed = turn.session.mode === "default";
+    const sandboxed = options.sandboxOnly === true || turn.session.mode === "default";
     const bubblewrap = "bubblewrap" in options.sandbox ? options.sandbox.bubblewrap : undefined;
     if (sandboxed && "unavailable" in options.sandbox) {
       return turn.say(
         `I will not run \`${command}\`: this mode runs commands in a sandbox, and ${options.sandbox.unavailable}. ` +
-          "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), allow it user namespaces, or use self-drive.\n",
+          (options.sandboxOnly
+            ? "This agent runs commands only in a sandbox.\n"
+            : "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), allow it user namespaces, or use self-drive.\n"),
       );
     }
     const toolCallId = `shell-${nextToolCall++}`;
@@ -159,8 +175,8 @@ export function createReferenceAgent(options: ReferenceAgentOptions): acp.AgentA
       return turn.signal.aborted ? undefined : turn.say(`Not running \`${command}\`: permission refused.\n`);
     }
     await updateTool(turn, toolCallId, "in_progress");
-    let result = await runShellCommand(command, { cwd: turn.session.cwd, sandbox: sandboxed ? bubblewrap : undefined, signal: turn.signal });
-    if (result.deniedBySandbox && !turn.signal.aborted) {
+    let result = await runShellCommand(command, { cwd: turn.session.cwd, sandbox: sandboxed ? bubblewrap : undefined, hidden: options.hidden, signal: turn.signal });
+    if (result.deniedBySandbox && !turn.signal.aborted && !options.sandboxOnly) {
       await turn.say(`The sandbox stopped \`${command}\`. Asking to run it outside the sandbox.\n`);
       const escapeTitle = `Run outside the sandbox: ${command}`;
       if (await mayRun(turn, toolCallId, escapeTitle, false)) {

@@ -16,6 +16,8 @@ export interface ShellOptions {
   readonly cwd: string;
   /** Path of bwrap to confine the command with; undefined runs it unsandboxed. */
   readonly sandbox: string | undefined;
+  /** Directories the sandbox shows empty (an empty tmpfs over each), so their files cannot even be read. */
+  readonly hidden?: readonly string[];
   readonly signal: AbortSignal;
 }
 
@@ -49,9 +51,17 @@ export function checkSandbox(explicit: string | undefined): SandboxAvailability 
   return { bubblewrap };
 }
 
-/** bwrap's arguments: the whole file system read-only but `cwd`, private /dev and /proc, no network, no outliving the agent. */
-function sandboxArguments(cwd: string): string[] {
-  return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", cwd, cwd, "--chdir", cwd, "--unshare-all", "--die-with-parent", "--new-session", "--"];
+/**
+ * bwrap's arguments: the whole file system read-only, `hidden` directories
+ * empty, `cwd` writable (mounted last, so it shows even inside a hidden one),
+ * private /dev and /proc, no network, no outliving the agent.
+ */
+function sandboxArguments(cwd: string, hidden: readonly string[] = []): string[] {
+  return [
+    ...["--ro-bind", "/", "/"],
+    ...hidden.flatMap((dir) => ["--tmpfs", dir]),
+    ...["--dev", "/dev", "--proc", "/proc", "--bind", cwd, cwd, "--chdir", cwd, "--unshare-all", "--die-with-parent", "--new-session", "--"],
+  ];
 }
 
 function isExecutable(path: string): boolean {
@@ -71,7 +81,7 @@ function isExecutable(path: string): boolean {
  */
 export function runShellCommand(command: string, options: ShellOptions): Promise<ShellResult> {
   const shell = ["/bin/sh", "-c", command];
-  const argv = options.sandbox ? [options.sandbox, ...sandboxArguments(options.cwd), ...shell] : shell;
+  const argv = options.sandbox ? [options.sandbox, ...sandboxArguments(options.cwd, options.hidden), ...shell] : shell;
   return new Promise((resolve) => {
     const child = spawn(argv[0], argv.slice(1), { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
