@@ -123,21 +123,20 @@ describe("/metrics", () => {
     await once(socket, "data");
     // Reads nothing more: the gateway's socket buffer fills and its writer waits for `drain`.
     socket.pause();
-    let during = await metricsOf();
-    for (let waited = 0; during.value("switchboard_open_sse_streams") !== 1 && waited < 5_000; waited += 50) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      during = await metricsOf();
-    }
-    expect(during.value("switchboard_open_sse_streams")).toBe(1);
+    // The open-streams gauge once it shows `open`, or after 5 s.
+    const openStreams = async (open: number) => {
+      let value = (await metricsOf()).value("switchboard_open_sse_streams");
+      for (let waited = 0; value !== open && waited < 5_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        value = (await metricsOf()).value("switchboard_open_sse_streams");
+      }
+      return value;
+    };
+    expect(await openStreams(1)).toBe(1);
     // Long enough for the flood to fill the socket's buffers, so the writer is waiting on `drain`.
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     socket.destroy();
-    let after = await metricsOf();
-    for (let waited = 0; after.value("switchboard_open_sse_streams") !== 0 && waited < 5_000; waited += 50) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      after = await metricsOf();
-    }
-    expect(after.value("switchboard_open_sse_streams")).toBe(0);
+    expect(await openStreams(0)).toBe(0);
   }
 
   it("observes the real-time factor of a speech synthesis", async () => {
