@@ -25,7 +25,7 @@ export function frameworkError(error: FastifyError, request: FastifyRequest): Co
  * The raw HTTP/1.1 response to a request Node's parser rejected (no Fastify
  * request exists yet), with the JSON envelope like every other refusal.
  */
-export function clientErrorResponse(error: Error & { code?: string }): string {
+function clientErrorResponse(error: Error & { code?: string }): string {
   const refusal =
     error.code === "HPE_HEADER_OVERFLOW"
       ? catalogueError("headers_too_large")
