@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { takeAdvisoryLock } from "../store/advisory-locks.js";
 import { createApiKeys } from "../store/api-keys.js";
 import { createInterns } from "../store/interns.js";
 import { createMembers } from "../store/members.js";
@@ -44,7 +45,7 @@ export async function isEmptyStore(store: Store): Promise<boolean> {
 export async function bootstrapTenant(store: Store, dataDir: string): Promise<BootstrapTenant | undefined> {
   return store.db.transaction(async (tx) => {
     // Replicas started together with --bootstrap: one creates the tenant, the others find it there.
-    await tx.query("SELECT pg_advisory_xact_lock(7366194)");
+    await takeAdvisoryLock(tx, "bootstrap");
     if ((await tx.query("SELECT 1 FROM organizations LIMIT 1")).length > 0) return undefined;
     const organizations = createOrganizations(tx);
     const apiKeys = createApiKeys(tx);

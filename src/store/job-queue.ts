@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import PgBoss from "pg-boss";
+import { takeAdvisoryLock } from "./advisory-locks.js";
 import type { Database, Queryable } from "./database.js";
 import { createPostgresDatabase } from "./postgres-database.js";
 
@@ -103,9 +104,6 @@ function transactionDb(tx: Queryable): PgBossDb {
 /** How long stopping waits for running handlers; ours return promptly once aborted. */
 const stopGraceMs = 5_000;
 
-/** Advisory lock key under which replicas define queues one at a time (migrations use another). */
-const queueDefinitionLock = 7366194;
-
 /** Creates the queue; call `start()` before anything else. */
 export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue> {
   const ownDb = options.databaseUrl ? await createPostgresDatabase(options.databaseUrl, 4) : undefined;
@@ -141,7 +139,7 @@ export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue
       // embedded store has one process, and one connection this transaction would hold.
       if (ownDb) {
         await ownDb.transaction(async (tx) => {
-          await tx.query("SELECT pg_advisory_xact_lock($1)", [queueDefinitionLock]);
+          await takeAdvisoryLock(tx, "queueDefinitions");
           await createOrUpdate();
         });
       } else {

@@ -1,4 +1,5 @@
 import type { Database } from "./database.js";
+import { takeAdvisoryLock } from "./advisory-locks.js";
 
 /**
  * The schema, in order. Append only: a migration that has run anywhere is
@@ -111,7 +112,7 @@ export const migrations: readonly { id: number; name: string; sql: string }[] = 
  */
 export async function migrate(db: Database): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(7366193)");
+    await takeAdvisoryLock(tx, "migrations");
     // Under the lock too: two concurrent CREATE TABLE IF NOT EXISTS can both
     // go ahead, and the second fails on PostgreSQL's catalogue (23505).
     await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
