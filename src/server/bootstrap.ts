@@ -5,6 +5,7 @@ import { createApiKeys } from "../store/api-keys.js";
 import { createInterns } from "../store/interns.js";
 import { createMembers } from "../store/members.js";
 import { createOrganizations } from "../store/organizations.js";
+import type { Queryable } from "../store/database.js";
 import type { Store } from "../store/store.js";
 
 /** The development tenant created on first start, shown to the operator once. */
@@ -25,8 +26,8 @@ export function bootstrapPath(dataDir: string): string {
 export const demoInternId = "demo";
 
 /** Whether the store has never been set up (no organization at all). */
-export async function isEmptyStore(store: Store): Promise<boolean> {
-  return (await store.db.query("SELECT 1 FROM organizations LIMIT 1")).length === 0;
+export async function isEmptyStore(db: Queryable): Promise<boolean> {
+  return (await db.query("SELECT 1 FROM organizations LIMIT 1")).length === 0;
 }
 
 /**
@@ -39,14 +40,14 @@ export async function isEmptyStore(store: Store): Promise<boolean> {
  * or an empty store, which the next start bootstraps afresh (overwriting a
  * file whose keys never committed). Without that, a crash between the rows
  * and the file would lose the key secrets (stored hashed) for good.
- * Undefined when the store turns out not to be empty (another process
- * bootstrapped it first).
+ * Undefined, and nothing written, when the store is not empty (set up
+ * before, or by another process starting at the same time).
  */
 export async function bootstrapTenant(store: Store, dataDir: string): Promise<BootstrapTenant | undefined> {
   return store.db.transaction(async (tx) => {
     // Replicas started together with --bootstrap: one creates the tenant, the others find it there.
     await takeAdvisoryLock(tx, "bootstrap");
-    if ((await tx.query("SELECT 1 FROM organizations LIMIT 1")).length > 0) return undefined;
+    if (!(await isEmptyStore(tx))) return undefined;
     const organizations = createOrganizations(tx);
     const apiKeys = createApiKeys(tx);
     const orgId = await organizations.create("Development");

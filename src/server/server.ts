@@ -27,7 +27,7 @@ import { createSpeechModelRegistry, loadSpeechModels } from "../providers/speech
 import { openStore, type Store } from "../store/store.js";
 import type { BridgeOptions } from "../bridge/bridge-plugin.js";
 import { resolveAdminToken } from "./admin-token.js";
-import { bootstrapTenant, isEmptyStore, type BootstrapTenant } from "./bootstrap.js";
+import { bootstrapTenant, type BootstrapTenant } from "./bootstrap.js";
 import type { ServerConfig } from "./config.js";
 import { createCallRecorder } from "./call-recorder.js";
 import { createGrpcListener } from "./grpc-listener.js";
@@ -90,7 +90,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
   try {
     const embedded = !config.databaseUrl;
     let bootstrap: BootstrapTenant | undefined;
-    if ((embedded || config.bootstrap) && (await isEmptyStore(store))) bootstrap = await bootstrapTenant(store, config.dataDir);
+    if (embedded || config.bootstrap) bootstrap = await bootstrapTenant(store, config.dataDir);
 
     const metrics = createMetrics({ videoJobs: () => store.videoJobs.countUnfinished() });
     const demoHost = embedded && config.embeddedInternHost ? await startEmbeddedInternHost(store, config.dataDir, logger, metrics.registry) : undefined;

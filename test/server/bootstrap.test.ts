@@ -47,7 +47,7 @@ describe("first-start bootstrap", () => {
     try {
       mkdirSync(bootstrapPath(dir)); // in the way of the file
       await expect(bootstrapTenant(store, dir)).rejects.toThrow();
-      expect(await isEmptyStore(store)).toBe(true);
+      expect(await isEmptyStore(store.db)).toBe(true);
       rmSync(bootstrapPath(dir), { recursive: true });
       const tenant = (await bootstrapTenant(store, dir))!;
       expect(JSON.parse(readFileSync(bootstrapPath(dir), "utf8"))).toEqual(tenant);
