@@ -6,7 +6,7 @@ import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/gen/switchboard/host/v1/host_pb.js";
 import { scriptedAgentCommand } from "../support/scripted-agent-command.js";
-import { contentOf, failureOf, interactionOf, lastOf, openGate, scratchDir, sessionOf, startTestHost } from "./host-harness.js";
+import { contentOf, errorOf, failureOf, interactionOf, lastOf, openGate, scratchDir, sessionOf, startTestHost } from "./host-harness.js";
 
 describe("retained output", () => {
   it("replays output the run produced while paused to the answering reader", async () => {
@@ -51,7 +51,14 @@ describe("retained output", () => {
       const turn = async () => {
         const marker = join(scratchDir(), "chattered");
         // ~1.2 MB of chatter while asking: past the default 1 MiB replay bytes, never delivered.
-        const paused = await test.start(`chatter-while-asking 300 4000 ${marker}`, { mode: "manual", sessionId: session });
+        // The session stays busy until the agent answers the cancelled prompt, a moment after the run ended.
+        let paused: RunEvent[] | undefined;
+        while (!paused) {
+          paused = await test.start(`chatter-while-asking 300 4000 ${marker}`, { mode: "manual", sessionId: session }).catch((error: unknown) => {
+            if (errorOf(error).reason !== "busy") throw error;
+            return sleep(20).then(() => undefined);
+          });
+        }
         session = sessionOf(paused);
         while (!existsSync(marker)) await sleep(10);
         await sleep(150);
