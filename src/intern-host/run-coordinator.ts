@@ -13,7 +13,7 @@ import { describeElicitation, parseElicitationAnswer } from "./elicitation-form.
 import type { ResolvedHostOptions } from "./host-options.js";
 import { chooseSessionMode, type ApprovalMode } from "./mode-preferences.js";
 import { describePermission, selectPermissionOption, selfDriveOutcome } from "./permission-interaction.js";
-import { createRun, type Run, type RunOptions } from "./run.js";
+import { createRun, type InteractionOutcome, type Run } from "./run.js";
 import { createSessionTable, type HostSession } from "./session-table.js";
 import type { HostUpdate } from "./session-update.js";
 import { mapUsage } from "./usage.js";
@@ -42,7 +42,7 @@ const maxSessionIdCharacters = 256;
  * starts runs, routes the agent's updates and questions into them, and
  * enforces one turn per session and the paused-run bound.
  */
-export function createRunCoordinator(options: ResolvedHostOptions, observe: { onInteractionEnded?: RunOptions["onInteractionEnded"] } = {}): RunCoordinator {
+export function createRunCoordinator(options: ResolvedHostOptions, observe: { onInteractionEnded?(outcome: InteractionOutcome): void } = {}): RunCoordinator {
   const { logger } = options;
   const sessions = createSessionTable(options.cwd);
   let closing = false;
@@ -174,9 +174,11 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
         mayPause: () => sessions.pausedRuns() < options.maxPausedRuns,
         cancelTurn: () => void link.agent.notify(acp.methods.agent.session.cancel, { sessionId: session.id }).catch(() => undefined),
         onInteractionShown: (interaction) => sessions.rememberInteraction(session, interaction),
-        onInteractionSettled: (interaction) => sessions.settleInteraction(session, interaction),
         onEnded: (ended) => logger.info({ sessionId: session.id, runId: ended.id }, "run ended"),
-        onInteractionEnded: observe.onInteractionEnded,
+        onInteractionEnded: (interaction, outcome) => {
+          sessions.settleInteraction(session, interaction);
+          observe.onInteractionEnded?.(outcome);
+        },
       });
       session.run = run;
       session.turnInFlight = true;

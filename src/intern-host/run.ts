@@ -38,11 +38,12 @@ export interface RunOptions {
   cancelTurn(): void;
   /** Lets the host index the question so an answer can find it. */
   onInteractionShown(interaction: Interaction): void;
-  /** Tells the host the question is settled, so its index lets go of the run (and its retained output). */
-  onInteractionSettled(interaction: Interaction): void;
   onEnded(run: Run): void;
-  /** Told how each question shown or queued ended (metrics). */
-  onInteractionEnded?(outcome: InteractionOutcome): void;
+  /**
+   * Told how each question shown or queued ended: for metrics, and so the
+   * host's index lets go of the run (and its retained output).
+   */
+  onInteractionEnded(interaction: Interaction, outcome: InteractionOutcome): void;
 }
 
 /** How a question ended: answered, its deadline passed, the agent withdrew it, or its run ended first. */
@@ -256,8 +257,7 @@ export function createRun(options: RunOptions): Run {
   function settle(interaction: PendingInteraction, state: "answered" | "withdrawn" | "closed", response: unknown, outcome: InteractionOutcome = state): void {
     if (interaction.state !== "queued" && interaction.state !== "shown") return;
     interaction.state = state;
-    options.onInteractionSettled(interaction);
-    options.onInteractionEnded?.(outcome);
+    options.onInteractionEnded(interaction, outcome);
     interaction.stopListening();
     interaction.respond(response);
   }

@@ -55,7 +55,7 @@ export interface SessionTable {
   reserveSession(sessionId: string, link: AgentLink): Promise<HostSession>;
   /** Indexes a shown question so an answer can find it, forgetting the oldest settled ones. */
   rememberInteraction(session: HostSession, interaction: Interaction): void;
-  /** Keeps a settled question by id and state only: a run's retained output must not live on in the history. */
+  /** Keeps a settled question by id and state only (call it once settled): a run's retained output must not live on in the history. */
   settleInteraction(session: HostSession, interaction: Interaction): void;
   /** Every session, for shutdown. */
   all(): Iterable<HostSession>;
@@ -176,8 +176,9 @@ export function createSessionTable(cwd: string): SessionTable {
   }
 
   function settleInteraction(session: HostSession, interaction: Interaction): void {
-    if (session.interactions.get(interaction.id) !== interaction || interaction.state === "queued" || interaction.state === "shown") return;
-    session.interactions.set(interaction.id, { id: interaction.id, state: interaction.state });
+    // Only shown questions were remembered; a queued one never was.
+    if (session.interactions.get(interaction.id) !== interaction) return;
+    session.interactions.set(interaction.id, { id: interaction.id, state: interaction.state as SettledInteraction["state"] });
   }
 
   return {

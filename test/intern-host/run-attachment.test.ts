@@ -19,7 +19,7 @@ function makeRun(overrides: Partial<RunOptions> = {}) {
     mayPause: () => true,
     cancelTurn,
     onInteractionShown: (interaction) => shown.push(interaction),
-    onInteractionSettled: () => undefined,
+    onInteractionEnded: () => undefined,
     onEnded: () => undefined,
     ...overrides,
   });
