@@ -1,10 +1,10 @@
-import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changeChannel, createChangeNotices, parseChange, type ChangeNotice, type ChangeNotices } from "../src/store/change-notices.js";
 import { createPgliteDatabase } from "../src/store/pglite-database.js";
 import { createPostgresDatabase } from "../src/store/postgres-database.js";
 import type { Database } from "../src/store/database.js";
+import { startPostgresRelay } from "./support/postgres-relay.js";
 import { createTestDatabase } from "./support/test-server.js";
 
 const onPostgres = process.env.SWITCHBOARD_TEST_STORE === "postgres";
@@ -105,37 +105,10 @@ describe.skipIf(!onPostgres)("change notices between processes on one PostgreSQL
   });
 });
 
-/**
- * A TCP relay to PostgreSQL whose open connections can be frozen: bytes stop
- * flowing both ways but nothing is closed, as on a half-open connection
- * (a peer gone without a FIN, a silent network drop). New connections flow.
- */
-async function startFreezableRelay(target: URL): Promise<{ url: string; freeze(): void; close(): Promise<void> }> {
-  const frozen = new WeakSet<Socket>();
-  const open = new Set<Socket>();
-  const relay = createServer((client) => {
-    const server = connect(Number(target.port || 5432), target.hostname);
-    for (const [from, to] of [[client, server], [server, client]] as const) {
-      open.add(from);
-      from.on("data", (bytes) => void (frozen.has(from) || to.write(bytes)));
-      from.on("error", () => to.destroy()).on("close", () => (to.destroy(), open.delete(from)));
-    }
-  });
-  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
-  const url = new URL(target);
-  url.hostname = "127.0.0.1";
-  url.port = String((relay.address() as AddressInfo).port);
-  return {
-    url: url.toString(),
-    freeze: () => open.forEach((socket) => frozen.add(socket)),
-    close: () => (open.forEach((socket) => socket.destroy()), new Promise<void>((resolve) => relay.close(() => resolve()))),
-  };
-}
-
 describe.skipIf(!onPostgres)("change notices over a connection that goes silent", () => {
   it("notice the silence, tell subscribers to forget everything, and listen again", async () => {
     const database = await createTestDatabase();
-    const relay = await startFreezableRelay(new URL(database.url));
+    const relay = await startPostgresRelay(database.url);
     const db = await createPostgresDatabase(database.url, 1);
     const errors: unknown[] = [];
     const heard: ChangeNotice[] = [];

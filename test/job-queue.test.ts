@@ -1,8 +1,8 @@
-import { createServer, connect, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createJobQueue, type JobQueue } from "../src/store/job-queue.js";
 import { createPostgresDatabase } from "../src/store/postgres-database.js";
 import type { Database } from "../src/store/database.js";
+import { startPostgresRelay, type PostgresRelay } from "./support/postgres-relay.js";
 import { createTestDatabase } from "./support/test-server.js";
 
 const onPostgres = process.env.SWITCHBOARD_TEST_STORE === "postgres";
@@ -38,54 +38,20 @@ describe.skipIf(!onPostgres)("queues defined by replicas starting together on on
   });
 });
 
-/** A TCP relay to PostgreSQL that can be cut (a restart, a failover) and restored. */
-async function startCuttableRelay(target: URL): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
-  let down = false;
-  const sockets = new Set<Socket>();
-  const relay: Server = createServer((client) => {
-    if (down) return void client.destroy();
-    const server = connect(Number(target.port || 5432), target.hostname);
-    const end = () => {
-      client.destroy();
-      server.destroy();
-      sockets.delete(client);
-      sockets.delete(server);
-    };
-    for (const socket of [client, server]) {
-      sockets.add(socket);
-      socket.on("error", end).on("close", end);
-    }
-    client.pipe(server).pipe(client);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (relay.address() as AddressInfo).port,
-    cut() {
-      down = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore: () => void (down = false),
-    close: () => new Promise<void>((resolve) => relay.close(() => resolve())),
-  };
-}
-
 // pg-boss records a job's end without awaiting it: with the database gone at that moment, the
 // failure must reach onError (not crash the process), and the job must run again once it is back.
 describe.skipIf(!onPostgres)("a job ending while PostgreSQL is unreachable", () => {
   let database: { url: string; drop: () => Promise<void> };
   let db: Database;
-  let relay: Awaited<ReturnType<typeof startCuttableRelay>>;
+  let relay: PostgresRelay;
   let queue: JobQueue;
   const errors: Error[] = [];
 
   beforeAll(async () => {
     database = await createTestDatabase();
     db = await createPostgresDatabase(database.url, 1);
-    relay = await startCuttableRelay(new URL(database.url));
-    const relayed = new URL(database.url);
-    relayed.hostname = "127.0.0.1";
-    relayed.port = String(relay.port);
-    queue = await createJobQueue({ db, databaseUrl: relayed.toString(), onError: (error) => errors.push(error) });
+    relay = await startPostgresRelay(database.url);
+    queue = await createJobQueue({ db, databaseUrl: relay.url, onError: (error) => errors.push(error) });
     await queue.start();
   });
   afterAll(async () => {
