@@ -67,6 +67,7 @@ describe.skipIf(!onPostgres)("change notices between processes on one PostgreSQL
     }
     const changes = [
       { kind: "member", memberId: "mem_1" },
+      { kind: "member", orgId: "org_1", memberId: "mem_2" },
       { kind: "organization", orgId: "org_1" },
       { kind: "intern", orgId: "org_1", id: "intern-a" },
       { kind: "intern", id: "intern-b" },
@@ -156,7 +157,7 @@ describe("a change notice's payload", () => {
   it("is read only when it names a known kind with its identifiers", () => {
     expect(parseChange('{"kind":"key","keyId":"key_1","extra":true}')).toEqual({ kind: "key", keyId: "key_1" });
     expect(parseChange('{"kind":"intern","id":"x"}')).toEqual({ kind: "intern", id: "x" });
-    for (const payload of [undefined, "", "null", "3", '{"kind":"key","keyId":""}', '{"kind":"intern","orgId":5,"id":"x"}', '{"kind":"everything"}']) {
+    for (const payload of [undefined, "", "null", "3", '{"kind":"key","keyId":""}', '{"kind":"intern","orgId":5,"id":"x"}', '{"kind":"member","orgId":5,"memberId":"x"}', '{"kind":"everything"}']) {
       expect(parseChange(payload)).toBeUndefined();
     }
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { getEventListeners } from "node:events";
-import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus } from "../src/gen/grpc/health/v1/health_pb.js";
 import { createHealthService } from "../src/server/health-service.js";
 import { createInProcessTransport } from "../src/server/in-process-transport.js";
@@ -9,6 +9,26 @@ function setup(interceptors: Interceptor[] = []) {
   const shutdown = new AbortController();
   const transport = createInProcessTransport((router) => router.service(Health, createHealthService(["x.Service"], { serving: true })), { interceptors, shutdownSignal: shutdown.signal });
   return { shutdown, client: createClient(Health, transport) };
+}
+
+// A Health service whose handlers report what they see of their call's context.
+function setupProbe() {
+  const seen: { reason?: unknown }[] = [];
+  const probe: Partial<ServiceImpl<typeof Health>> = {
+    check(_request, context) {
+      context.responseHeader.set("x-probe", "header");
+      context.responseTrailer.set("x-probe", "trailer");
+      return { status: HealthCheckResponse_ServingStatus.SERVING };
+    },
+    async *watch(_request, context) {
+      const aborted = new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
+      yield { status: HealthCheckResponse_ServingStatus.SERVING };
+      await aborted;
+      seen.push({ reason: context.signal.reason });
+    },
+  };
+  const transport = createInProcessTransport((router) => router.service(Health, probe), { interceptors: [] });
+  return { seen, client: createClient(Health, transport) };
 }
 
 describe("in-process transport", () => {
@@ -61,5 +81,50 @@ describe("in-process transport", () => {
     await stream.next();
     shutdown.abort();
     await expect(stream.next()).resolves.toMatchObject({ done: true });
+  });
+
+  it("attaches nothing to the caller's or the server's signal for a call whose handler never watches its own", async () => {
+    const caller = new AbortController();
+    const during: number[] = [];
+    const { shutdown, client } = setup([
+      (next) => async (req) => {
+        const response = await next(req);
+        during.push(getEventListeners(caller.signal, "abort").length + getEventListeners(shutdown.signal, "abort").length);
+        return response;
+      },
+    ]);
+    for (let i = 0; i < 20; i++) await client.check({}, { signal: caller.signal });
+    expect(during).toEqual(Array(20).fill(0));
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("aborts a watching handler's signal when its caller aborts, with the caller's reason, and lets go of the caller's signal", async () => {
+    const { seen, client } = setupProbe();
+    const caller = new AbortController();
+    const stream = client.watch({}, { signal: caller.signal })[Symbol.asyncIterator]();
+    await stream.next();
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(1);
+    caller.abort(new Error("caller gone"));
+    await stream.next().catch(() => undefined);
+    expect(seen).toHaveLength(1);
+    expect((seen[0].reason as Error).message).toBe("caller gone");
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("aborts a watching handler's signal when the call's deadline passes", async () => {
+    const { seen, client } = setupProbe();
+    const stream = client.watch({}, { timeoutMs: 50 })[Symbol.asyncIterator]();
+    await stream.next();
+    await stream.next().catch(() => undefined);
+    expect(seen).toHaveLength(1);
+    expect(ConnectError.from(seen[0].reason).code).toBe(Code.DeadlineExceeded);
+  });
+
+  it("hands the response headers and trailers a handler sets to the caller", async () => {
+    const { client } = setupProbe();
+    let header: string | null = null;
+    let trailer: string | null = null;
+    await client.check({}, { onHeader: (h) => (header = h.get("x-probe")), onTrailer: (t) => (trailer = t.get("x-probe")) });
+    expect([header, trailer]).toEqual(["header", "trailer"]);
   });
 });

@@ -71,6 +71,19 @@ describe("GET /api/v1/organization/members", () => {
     expect([beyond.status, beyond.body.error.message]).toEqual([400, "offset must be at most 9223372036854775807."]);
   });
 
+  it("shows a member who joins or leaves at once, though the page was just served from the cache", async () => {
+    const o = await t.admin.createOrganization({ name: "Changing" });
+    const first = await t.admin.addMember({ orgId: o.id, email: "first@example.com", role: "org:admin" });
+    const key = (await t.admin.createKey({ orgId: o.id, memberId: first.id, management: true })).key;
+    const emails = async () => ((await getJson(url(), key)).body.data as { email: string }[]).map((member) => member.email);
+    expect(await emails()).toEqual(["first@example.com"]);
+    expect(await emails()).toEqual(["first@example.com"]);
+    const second = await t.admin.addMember({ orgId: o.id, email: "second@example.com", role: "org:member" });
+    expect(await emails()).toEqual(["first@example.com", "second@example.com"]);
+    await t.admin.removeMember({ orgId: o.id, memberId: second.id });
+    expect(await emails()).toEqual(["first@example.com"]);
+  });
+
   it("decides the key before the query: 401 for a missing key, whatever the query holds", async () => {
     const { status, body } = await getJson(url("?limit=abc"));
     expect([status, body.error.metadata]).toEqual([401, undefined]);

@@ -29,7 +29,7 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL and one Redis", () 
   let host: RunningInternHost;
   let a: ServeProcess;
   let b: ServeProcess;
-  let tenant: { organization_id: string; api_key: string };
+  let tenant: { organization_id: string; api_key: string; management_key: string };
   let admin: ReturnType<typeof createClient<typeof AdminService>>;
 
   const chat = async (replica: ServeProcess, internId: string, body: object, key = tenant.api_key) =>
@@ -136,6 +136,23 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL and one Redis", () 
     } finally {
       await second.close();
     }
+  });
+
+  it("a member added or removed through replica B shows in replica A's listing at once, though A cached the page", async () => {
+    const listed = async () => {
+      const response = await fetch(`${a.httpUrl}/api/v1/organization/members?limit=100`, { headers: { authorization: `Bearer ${tenant.management_key}` } });
+      return ((await response.json()) as { data: { email: string }[] }).data.map((member) => member.email);
+    };
+    const until = async (check: (emails: string[]) => boolean) => {
+      const started = Date.now();
+      while (!check(await listed()) && Date.now() - started <= withinMs) await new Promise((resolve) => setTimeout(resolve, 20));
+      return Date.now() - started;
+    };
+    expect(await listed()).not.toContain("listed-later@example.com");
+    const { id } = await admin.addMember({ orgId: tenant.organization_id, email: "listed-later@example.com", role: "org:member" });
+    expect(await until((emails) => emails.includes("listed-later@example.com"))).toBeLessThan(withinMs);
+    await admin.removeMember({ orgId: tenant.organization_id, memberId: id });
+    expect(await until((emails) => !emails.includes("listed-later@example.com"))).toBeLessThan(withinMs);
   });
 
   it("shares the chat rate limit: turns through A and B count against one budget", async () => {

@@ -23,7 +23,7 @@ async function requireOrganization(store: Store, orgId: string): Promise<void> {
 
 /**
  * AdminService: the operator's commands. Every change to what replicas cache
- * (keys, members, programme, interns) is published as a change notice once it
+ * (keys, members and their listing, programme, interns) is published as a change notice once it
  * is committed, so it holds on this replica at once and on the others as soon
  * as the notice arrives.
  */
@@ -36,18 +36,21 @@ export function createAdminService(store: Store): ServiceImpl<typeof AdminServic
       await requireOrganization(store, request.orgId);
       if (!roles.has(request.role)) throw catalogueError("bad_request", "role must be org:admin or org:member.");
       if (!/^[^\s@]+@[^\s@]+$/.test(request.email)) throw catalogueError("bad_request", "email is not an email address.");
+      let id: string;
       try {
-        return { id: await store.members.add({ orgId: request.orgId, email: request.email, firstName: request.firstName, lastName: request.lastName, role: request.role }) };
+        id = await store.members.add({ orgId: request.orgId, email: request.email, firstName: request.firstName, lastName: request.lastName, role: request.role });
       } catch (error) {
         if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `${request.email} is already a member.`);
         throw error;
       }
+      await store.changes.publish({ kind: "member", orgId: request.orgId, memberId: id });
+      return { id };
     },
     async removeMember(request) {
       if (!(await store.members.remove(required(request.orgId, "org_id"), required(request.memberId, "member_id")))) {
         throw catalogueError("not_found", `No current member ${request.memberId} in ${request.orgId}.`);
       }
-      await store.changes.publish({ kind: "member", memberId: request.memberId });
+      await store.changes.publish({ kind: "member", orgId: request.orgId, memberId: request.memberId });
       return {};
     },
     async createKey(request) {

@@ -8,6 +8,7 @@ import { VideoService } from "../gen/switchboard/v1/video_pb.js";
 import type { Store } from "../store/store.js";
 import { createAdminService } from "./admin-service.js";
 import type { InternDirectory } from "./chat/intern-directory.js";
+import type { MemberDirectory } from "./member-directory.js";
 import { createOrganizationService } from "./organization-service.js";
 import { createInternChatService, type InternChatServiceOptions } from "./chat/intern-chat-service.js";
 import { speechLimits } from "./speech/speech-limits.js";
@@ -20,6 +21,8 @@ export interface CoreDependencies {
   store: Store;
   /** Where chat turns find their interns. */
   interns: InternDirectory;
+  /** Where member listing finds its pages. */
+  members: MemberDirectory;
   /** Spans of the services' own work (host calls, syntheses, video jobs); a no-op tracer when tracing is off. */
   tracer: Tracer;
   chat: Omit<InternChatServiceOptions, "interns" | "tracer">;
@@ -34,7 +37,7 @@ export interface CoreDependencies {
 /** Registers every core service on a Connect router. */
 export function createCoreRoutes(deps: CoreDependencies): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(OrganizationService, createOrganizationService(deps.store));
+    router.service(OrganizationService, createOrganizationService(deps.members));
     router.service(AdminService, createAdminService(deps.store));
     router.service(InternChatService, createInternChatService({ ...deps.chat, interns: deps.interns, tracer: deps.tracer }));
     // Cloning references make speech requests larger than any other message: they get a read limit of their own.

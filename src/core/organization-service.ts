@@ -1,14 +1,14 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { OrganizationService } from "../gen/switchboard/v1/organization_pb.js";
-import type { Store } from "../store/store.js";
 import { callerOf } from "./caller.js";
 import { catalogueError } from "./error-catalogue.js";
+import type { MemberDirectory } from "./member-directory.js";
 
 /** Default and bounds of member listing pages. */
 export const memberPaging = { defaultLimit: 50, maxLimit: 100 } as const;
 
 /** OrganizationService: member listing for management keys. */
-export function createOrganizationService(store: Pick<Store, "members">): Partial<ServiceImpl<typeof OrganizationService>> {
+export function createOrganizationService(members: MemberDirectory): Partial<ServiceImpl<typeof OrganizationService>> {
   return {
     async listMembers(request, context) {
       const caller = callerOf(context);
@@ -18,17 +18,7 @@ export function createOrganizationService(store: Pick<Store, "members">): Partia
       if (limit < 1n || limit > BigInt(memberPaging.maxLimit)) throw catalogueError("bad_request", `limit must be an integer from 1 to ${memberPaging.maxLimit}.`);
       // Any offset past 2^53 is past every organization's last member: the same empty page.
       const skip = offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(offset);
-      const page = await store.members.list(caller.orgId, skip, Number(limit));
-      return {
-        data: page.members.map((member) => ({
-          id: member.id,
-          email: member.email,
-          firstName: member.first_name ?? undefined,
-          lastName: member.last_name ?? undefined,
-          role: member.role,
-        })),
-        totalCount: BigInt(page.total),
-      };
+      return members.page(caller.orgId, skip, Number(limit));
     },
   };
 }

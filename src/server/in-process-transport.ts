@@ -1,8 +1,8 @@
 import { create, isMessage, type DescMessage, type DescMethod, type DescService, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { createInProcessCallContext } from "./in-process-call-context.js";
 import {
   Code,
   ConnectError,
-  createHandlerContext,
   type ConnectRouter,
   type ContextValues,
   type HandlerContext,
@@ -75,27 +75,36 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
   const intercept = <T>(next: T): T => options.interceptors.reduceRight((inner, interceptor) => interceptor(inner as never) as T, next);
 
   const contextFor = (method: DescMethod, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeadersInit | undefined, values?: ContextValues) =>
-    createHandlerContext({
-      service: method.parent,
-      method,
-      protocolName: "in-process",
-      requestMethod: "POST",
-      url: `/${method.parent.typeName}/${method.name}`,
-      timeoutMs,
-      shutdownSignal: options.shutdownSignal,
-      requestSignal: signal,
-      requestHeader: header,
-      contextValues: values,
-    });
+    createInProcessCallContext({ method, requestSignal: signal, shutdownSignal: options.shutdownSignal, timeoutMs, requestHeader: header, contextValues: values });
 
-  // What a server-side interceptor sees of a call, whatever its kind.
-  const requestCommon = (method: DescMethod, context: HandlerContext) => ({
+  // What a server-side interceptor sees of a call. Built whole, not spread:
+  // the signal stays a getter, so a call nobody watches never builds one.
+  const requestOf = <Method extends DescMethod, M>(method: Method, context: HandlerContext, stream: boolean, message: M) => ({
+    stream,
+    method,
+    message,
     service: method.parent,
     requestMethod: "POST",
     url: context.url,
-    signal: context.signal,
+    get signal() {
+      return context.signal;
+    },
     header: context.requestHeader,
     contextValues: context.values,
+  });
+
+  // A response, whose headers and trailers are made only when read.
+  const responseOf = <Method extends DescMethod, M>(method: Method, context: HandlerContext, stream: boolean, message: M) => ({
+    stream,
+    method,
+    message,
+    service: method.parent,
+    get header() {
+      return context.responseHeader;
+    },
+    get trailer() {
+      return context.responseTrailer;
+    },
   });
 
   const implementationOf = (method: DescMethod): Implementation => {
@@ -118,9 +127,9 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
         const implementation = implementationOf(method);
         const call = intercept(async (request: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
           const output = (await implementation(request.message, context)) as MessageInitShape<O>;
-          return { stream: false, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: asMessage(method.output, output) };
+          return responseOf(method, context, false, asMessage(method.output, output)) as UnaryResponse<I, O>;
         });
-        return await call({ ...requestCommon(method, context), stream: false, method, message: asMessage(method.input, input) });
+        return await call(requestOf(method, context, false, asMessage(method.input, input)) as UnaryRequest<I, O>);
       } catch (error) {
         throw ConnectError.from(error);
       } finally {
@@ -154,12 +163,12 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
               context.abort(callFinished);
             }
           }
-          return { stream: true, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: messages() };
+          return responseOf(method, context, true, messages()) as StreamResponse<I, O>;
         });
         async function* requests(): AsyncGenerator<MessageShape<I>> {
           for await (const message of input) yield asMessage(method.input, message);
         }
-        return await call({ ...requestCommon(method, context), stream: true, method, message: requests() });
+        return await call(requestOf(method, context, true, requests()) as StreamRequest<I, O>);
       } catch (error) {
         context.abort(callFinished);
         throw ConnectError.from(error);

@@ -17,6 +17,7 @@ import { createTracingInterceptor } from "../core/call-tracing.js";
 import { createCoreRoutes } from "../core/core-routes.js";
 import { createKeyCache } from "../core/key-cache.js";
 import { createInternDirectory } from "../core/chat/intern-directory.js";
+import { createMemberDirectory } from "../core/member-directory.js";
 import { invalidateOnChange } from "../core/cache-invalidation.js";
 import { createInternHostClients } from "../core/chat/intern-host-clients.js";
 import { createRateLimiter } from "../core/rate-limiter.js";
@@ -113,7 +114,9 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
     cleanups.push(() => video.close());
     const keys = createKeyCache((hash) => store.apiKeys.findByHash(hash), { ttlMs: 5_000, maxEntries: 50_000 });
     const interns = createInternDirectory(store, { ttlMs: 5_000, maxEntries: 50_000 });
-    invalidateOnChange(store.changes.subscribe, keys, interns);
+    // A page holds up to 100 members: 1,000 pages bound the cache to a few MiB.
+    const members = createMemberDirectory(store, { ttlMs: 5_000, maxEntries: 1_000 });
+    invalidateOnChange(store.changes.subscribe, { keys, interns, members });
     // The observer comes first so it also sees the auth interceptor's refusals.
     const interceptors: Interceptor[] = [
       createCallObserver(createCallRecorder(metrics, logger)),
@@ -129,6 +132,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
     const coreRoutes = createCoreRoutes({
       store,
       interns,
+      members,
       tracer: tracing.tracer,
       chat: {
         hosts: createInternHostClients(),

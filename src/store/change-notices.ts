@@ -1,10 +1,10 @@
 import pg from "pg";
 import type { Database } from "./database.js";
 
-/** A committed change to rows that processes cache lookups of (keys, interns). */
+/** A committed change to rows that processes cache lookups of (keys, interns, member pages). */
 export type StoreChange =
   | { kind: "key"; keyId: string }
-  | { kind: "member"; memberId: string }
+  | { kind: "member"; orgId?: string; memberId: string }
   | { kind: "organization"; orgId: string }
   | { kind: "intern"; orgId?: string; id: string };
 
@@ -161,7 +161,8 @@ export function parseChange(payload: string | undefined): StoreChange | undefine
     case "key":
       return text(value.keyId) ? { kind: "key", keyId: value.keyId } : undefined;
     case "member":
-      return text(value.memberId) ? { kind: "member", memberId: value.memberId } : undefined;
+      if (!text(value.memberId) || (value.orgId !== undefined && !text(value.orgId))) return undefined;
+      return value.orgId === undefined ? { kind: "member", memberId: value.memberId } : { kind: "member", orgId: value.orgId, memberId: value.memberId };
     case "organization":
       return text(value.orgId) ? { kind: "organization", orgId: value.orgId } : undefined;
     case "intern":
