@@ -23,9 +23,9 @@ async function requireOrganization(store: Store, orgId: string): Promise<void> {
 
 /**
  * AdminService: the operator's commands. Every change to what replicas cache
- * (keys, members and their listing, programme, interns) is published as a change notice once it
- * is committed, so it holds on this replica at once and on the others as soon
- * as the notice arrives.
+ * (keys, members and their listing pages, programme, interns) is published as
+ * a change notice once it is committed, so it holds on this replica at once
+ * and on the others as soon as the notice arrives.
  */
 export function createAdminService(store: Store): ServiceImpl<typeof AdminService> {
   return {
