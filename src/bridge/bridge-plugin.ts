@@ -5,6 +5,7 @@ import { frameworkError } from "./framework-error.js";
 import { noRoute } from "./no-route.js";
 import { registerMembersRoute } from "./members-route.js";
 import { registerOpenApiRoute } from "./openapi-route.js";
+import { addOpenApiSchemas } from "./openapi-schemas.js";
 import { sendError } from "./send-error.js";
 
 /** Options for {@link bridgePlugin}. */
@@ -25,6 +26,7 @@ export async function bridgePlugin(app: FastifyInstance, options: BridgeOptions)
     return refusal ? refuse(request, reply, asBridgeRefusal(refusal)) : sendError(reply, error);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));
+  addOpenApiSchemas(app);
   registerMembersRoute(app, options.transport);
   registerOpenApiRoute(app);
   for (const register of options.routes ?? []) register(app, options.transport);

@@ -3,6 +3,7 @@ import { createClient, type Transport } from "@connectrpc/connect";
 import { OrganizationService } from "../gen/switchboard/v1/organization_pb.js";
 import { coreCallOptions } from "./core-call-options.js";
 import { bridgeRefusal, refuse } from "./bridge-refusal.js";
+import { openApiSchema } from "./openapi-schemas.js";
 
 const int64Max = 2n ** 63n - 1n;
 
@@ -22,7 +23,7 @@ function integerParam(query: Record<string, unknown>, name: string): bigint | un
 export function registerMembersRoute(app: FastifyInstance, transport: Transport): void {
   const client = createClient(OrganizationService, transport);
   const accessProbe = (request: FastifyRequest) => client.listMembers({}, coreCallOptions(request));
-  app.get("/organization/members", { config: { accessProbe } }, async (request, reply) => {
+  app.get("/organization/members", { config: { accessProbe }, schema: { response: { 200: openApiSchema("MemberList") } } }, async (request, reply) => {
     try {
       const query = request.query as Record<string, unknown>;
       const response = await client.listMembers(

@@ -1,5 +1,5 @@
 import type { Interceptor } from "@connectrpc/connect";
-import { hashKey } from "../store/api-keys.js";
+import { hashKeyBase64 } from "../store/api-keys.js";
 import { accessPolicies } from "./access-policy.js";
 import { bearerToken, secretsEqual } from "./bearer-token.js";
 import { callerKey } from "./caller.js";
@@ -28,7 +28,7 @@ export function createAuthInterceptor(options: AuthInterceptorOptions): Intercep
       if (!token || !secretsEqual(token, options.adminToken)) throw catalogueError(policy.unauthenticated, "The admin token is invalid or missing.");
       return next(req);
     }
-    const caller = token ? await options.keys.get(hashKey(token).toString("base64")) : undefined;
+    const caller = token ? await options.keys.get(hashKeyBase64(token)) : undefined;
     if (!caller) throw catalogueError(policy.unauthenticated);
     if (policy.programme && !caller.inProgramme) throw catalogueError("programme_required");
     if (policy.departedCreator && caller.creatorLeft && !caller.hasGrant) throw catalogueError("creator_departed");

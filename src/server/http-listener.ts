@@ -43,11 +43,12 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
     frameworkErrors: (error, request, reply) => sendError(reply, frameworkError(error, request) ?? error),
     clientErrorHandler: answerClientError,
   });
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     if (!/^[\w.-]{1,64}$/.test(request.id)) request.id = crypto.randomUUID();
     reply.header("x-request-id", request.id);
+    done();
   });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unmatched";
     const notes = callNotesOf(request);
     // The bridge's envelope reason when it refused the request, else the core call's (an in-stream failure).
@@ -66,6 +67,7 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
       },
       "request",
     );
+    done();
   });
   await app.register(fastifyConnectPlugin, {
     ...options.routerOptions,

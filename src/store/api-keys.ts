@@ -1,3 +1,4 @@
+import * as nodeCrypto from "node:crypto";
 import { createHash, randomBytes } from "node:crypto";
 import type { Queryable } from "./database.js";
 import { newId } from "./ids.js";
@@ -22,6 +23,14 @@ export const keyPrefix = "sb-v1-";
  */
 export function hashKey(secret: string): Buffer {
   return createHash("sha256").update(secret).digest();
+}
+
+// One-shot hashing (Node 20.12 and later) skips building a Hash object: about 1 µs less per authenticated call.
+const oneShotHash: typeof nodeCrypto.hash | undefined = nodeCrypto.hash;
+
+/** {@link hashKey} in base64: the key cache's lookup key. */
+export function hashKeyBase64(secret: string): string {
+  return oneShotHash ? oneShotHash("sha256", secret, "base64") : hashKey(secret).toString("base64");
 }
 
 /** API keys: only the hash of a secret is ever stored. */
