@@ -4,7 +4,7 @@ import { asBridgeRefusal, refuse } from "./bridge-refusal.js";
 import { frameworkError } from "./framework-error.js";
 import { noRoute } from "./no-route.js";
 import { registerMembersRoute } from "./members-route.js";
-import { registerOpenApiRoute } from "./openapi-route.js";
+import { readOpenApiDocument, registerOpenApiRoute } from "./openapi-route.js";
 import { addOpenApiSchemas } from "./openapi-schemas.js";
 import { sendError } from "./send-error.js";
 
@@ -26,8 +26,9 @@ export async function bridgePlugin(app: FastifyInstance, options: BridgeOptions)
     return refusal ? refuse(request, reply, asBridgeRefusal(refusal)) : sendError(reply, error);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));
-  addOpenApiSchemas(app);
+  const openApiDocument = readOpenApiDocument();
+  addOpenApiSchemas(app, openApiDocument);
   registerMembersRoute(app, options.transport);
-  registerOpenApiRoute(app);
+  registerOpenApiRoute(app, openApiDocument);
   for (const register of options.routes ?? []) register(app, options.transport);
 }

@@ -1,6 +1,4 @@
-import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
-import { openApiDocumentUrl } from "./openapi-route.js";
 
 /** The `$id` the OpenAPI document's component schemas are shared under. */
 const openApiSchemaId = "switchboard-openapi";
@@ -10,8 +8,8 @@ const openApiSchemaId = "switchboard-openapi";
  * bridge's routes, so a route's response schema is the documented one, not a
  * second copy of it.
  */
-export function addOpenApiSchemas(app: FastifyInstance): void {
-  const { components } = JSON.parse(readFileSync(openApiDocumentUrl, "utf8")) as { components: { schemas: Record<string, unknown> } };
+export function addOpenApiSchemas(app: FastifyInstance, document: Buffer): void {
+  const { components } = JSON.parse(document.toString("utf8")) as { components: { schemas: Record<string, unknown> } };
   app.addSchema({ $id: openApiSchemaId, components: { schemas: components.schemas } });
 }
 

@@ -26,6 +26,7 @@ export function hashKey(secret: string): Buffer {
 }
 
 // One-shot hashing (Node 20.12 and later) skips building a Hash object: about 1 µs less per authenticated call.
+// Read from the namespace: a named import of `hash` would fail to link on older Nodes.
 const oneShotHash: typeof nodeCrypto.hash | undefined = nodeCrypto.hash;
 
 /** {@link hashKey} in base64: the key cache's lookup key. */
