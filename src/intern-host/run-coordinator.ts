@@ -174,6 +174,7 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
         mayPause: () => sessions.pausedRuns() < options.maxPausedRuns,
         cancelTurn: () => void link.agent.notify(acp.methods.agent.session.cancel, { sessionId: session.id }).catch(() => undefined),
         onInteractionShown: (interaction) => sessions.rememberInteraction(session, interaction),
+        onPausedChanged: (paused) => sessions.notePaused(paused),
         onEnded: (ended) => logger.info({ sessionId: session.id, runId: ended.id }, "run ended"),
         onInteractionEnded: (interaction, outcome) => {
           sessions.settleInteraction(session, interaction);

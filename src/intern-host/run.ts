@@ -39,6 +39,8 @@ export interface RunOptions {
   /** Lets the host index the question so an answer can find it. */
   onInteractionShown(interaction: Interaction): void;
   onEnded(run: Run): void;
+  /** Told each time the run starts or stops waiting on a shown question, so the host counts paused runs without a scan. */
+  onPausedChanged(paused: boolean): void;
   /**
    * Told how each question shown or queued ended: for metrics, and so the
    * host's index lets go of the run (and its retained output).
@@ -108,6 +110,7 @@ export function createRun(options: RunOptions): Run {
   const log = createRunLog({ capBytes: options.replayBytes, started: { sessionId: options.sessionId, runId: id } });
   const queue: PendingInteraction[] = [];
   let shown: PendingInteraction | undefined;
+  let reportedPaused = false;
   let deadline: NodeJS.Timeout | undefined;
   let cancelGrace: NodeJS.Timeout | undefined;
   let openGrace: NodeJS.Timeout | undefined;
@@ -175,7 +178,7 @@ export function createRun(options: RunOptions): Run {
       if (reader) throw catalogueError("attachment_conflict");
       const attached = {};
       reader = attached;
-      shown = undefined;
+      show(undefined);
       clearTimeout(deadline);
       settle(pending, "answered", response);
       if (cancelling) run.cancel("The caller cancelled the run.");
@@ -219,6 +222,15 @@ export function createRun(options: RunOptions): Run {
     end({ case: "failed", value: { reason: "attachment_expired", message: "The run produced more output than the intern retains." } });
   }
 
+  /** Every change of the shown question goes through here, so the host hears of each change of `paused` once. */
+  function show(interaction: PendingInteraction | undefined): void {
+    shown = interaction;
+    const paused = !ended && shown !== undefined;
+    if (paused === reportedPaused) return;
+    reportedPaused = paused;
+    options.onPausedChanged(paused);
+  }
+
   function showNext(): void {
     const next = queue.shift();
     if (!next) return;
@@ -228,11 +240,11 @@ export function createRun(options: RunOptions): Run {
       end({ case: "failed", value: { reason: "host_busy", message: "The intern cannot hold another run open across a question now; retry later." } });
       return;
     }
-    shown = next;
+    show(next);
     next.state = "shown";
     deadline = setTimeout(() => {
       if (shown !== next) return;
-      shown = undefined;
+      show(undefined);
       settle(next, "closed", next.request.cancelled, "expired");
       run.cancel("The interaction deadline passed.");
     }, options.interactionDeadlineMs);
@@ -246,7 +258,7 @@ export function createRun(options: RunOptions): Run {
       queue.splice(queue.indexOf(interaction), 1);
       settle(interaction, "withdrawn", interaction.request.cancelled);
     } else if (interaction === shown) {
-      shown = undefined;
+      show(undefined);
       clearTimeout(deadline);
       settle(interaction, "withdrawn", interaction.request.cancelled);
       // Nobody is attached to a paused run, so nobody could follow it past this point.
@@ -265,7 +277,7 @@ export function createRun(options: RunOptions): Run {
   function closeQuestions(): void {
     clearTimeout(deadline);
     if (shown) settle(shown, "closed", shown.request.cancelled);
-    shown = undefined;
+    show(undefined);
     for (const queued of queue.splice(0)) settle(queued, "closed", queued.request.cancelled);
   }
 

@@ -47,6 +47,8 @@ export interface SessionTable {
   isBusy(session: HostSession): boolean;
   /** Runs waiting on a shown question. */
   pausedRuns(): number;
+  /** A run started (`true`) or stopped (`false`) waiting on a shown question; kept as a count, as a turn asks on every start. */
+  notePaused(paused: boolean): void;
   /** Runs that have not ended, paused ones included. */
   activeRuns(): number;
   /** Opens a new ACP session; an agent that refuses is `intern_rejected`. */
@@ -68,6 +70,7 @@ export interface SessionTable {
  */
 export function createSessionTable(cwd: string): SessionTable {
   const sessions = new Map<string, HostSession>();
+  let pausedRuns = 0;
 
   function liveRun(session: HostSession | undefined): Run | undefined {
     return session?.run && !session.run.ended ? session.run : undefined;
@@ -75,12 +78,6 @@ export function createSessionTable(cwd: string): SessionTable {
 
   function isBusy(session: HostSession): boolean {
     return session.opening || session.turnInFlight || liveRun(session) !== undefined;
-  }
-
-  function pausedRuns(): number {
-    let count = 0;
-    for (const session of sessions.values()) if (liveRun(session)?.paused) count++;
-    return count;
   }
 
   function activeRuns(): number {
@@ -185,7 +182,10 @@ export function createSessionTable(cwd: string): SessionTable {
     get: (sessionId) => sessions.get(sessionId),
     liveRun,
     isBusy,
-    pausedRuns,
+    pausedRuns: () => pausedRuns,
+    notePaused(paused) {
+      pausedRuns += paused ? 1 : -1;
+    },
     activeRuns,
     openNewSession,
     reserveSession,

@@ -10,6 +10,7 @@ import { errorOf } from "./host-harness.js";
  */
 function makeRun(overrides: Partial<RunOptions> = {}) {
   const shown: Interaction[] = [];
+  const pausedReports: boolean[] = [];
   const cancelTurn = vi.fn();
   const run = createRun({
     sessionId: "session-1",
@@ -21,6 +22,7 @@ function makeRun(overrides: Partial<RunOptions> = {}) {
     onInteractionShown: (interaction) => shown.push(interaction),
     onInteractionEnded: () => undefined,
     onEnded: () => undefined,
+    onPausedChanged: (paused) => pausedReports.push(paused),
     ...overrides,
   });
   const ask = () =>
@@ -34,7 +36,7 @@ function makeRun(overrides: Partial<RunOptions> = {}) {
       cancelled: "cancelled",
       withdrawn: new AbortController().signal,
     });
-  return { run, shown, ask, cancelTurn };
+  return { run, shown, ask, cancelTurn, pausedReports };
 }
 
 function refusal(call: () => unknown) {
@@ -104,5 +106,37 @@ describe("run attachment", () => {
     const kinds: string[] = [];
     for await (const event of run.firstStream(new AbortController().signal)) kinds.push(event.kind.case!);
     expect(kinds).toEqual(["started", "content", "failed"]);
+  });
+
+  it("reports each change of paused once, whichever way the question ends", async () => {
+    vi.useFakeTimers();
+    const signal = new AbortController().signal;
+
+    const answeredRun = makeRun();
+    void answeredRun.ask();
+    void answeredRun.ask();
+    expect(answeredRun.pausedReports).toEqual([true]);
+    for await (const event of answeredRun.run.firstStream(signal)) void event;
+    answeredRun.run.answer(answeredRun.shown[0], "allow_once", signal);
+    // The queued question is shown at once: paused again, still one report each way.
+    expect(answeredRun.pausedReports).toEqual([true, false, true]);
+    answeredRun.run.finish("end_turn", undefined, undefined);
+    expect(answeredRun.pausedReports).toEqual([true, false, true, false]);
+
+    const expiredRun = makeRun();
+    void expiredRun.ask();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expiredRun.run.finish("cancelled", undefined, undefined);
+    expect(expiredRun.pausedReports).toEqual([true, false]);
+
+    const failedRun = makeRun();
+    void failedRun.ask();
+    failedRun.run.fail("turn_failed", "The agent exited during the turn.");
+    failedRun.run.cancel("too late");
+    expect(failedRun.pausedReports).toEqual([true, false]);
+
+    const refusedRun = makeRun({ mayPause: () => false });
+    void refusedRun.ask();
+    expect(refusedRun.pausedReports).toEqual([]);
   });
 });
