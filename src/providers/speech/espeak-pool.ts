@@ -5,6 +5,7 @@ import { abortable } from "./abortable.js";
 import type { EspeakWorkerEvent, EspeakWorkerRequest } from "./espeak-messages.js";
 import type { SpeechFormat } from "./speech-engine.js";
 import { SpeechProviderError } from "./speech-provider-error.js";
+import { workerModuleUrl } from "./worker-module.js";
 
 /** Options for {@link createEspeakPool}. */
 export interface EspeakPoolOptions {
@@ -244,13 +245,14 @@ export function createEspeakPool(options: EspeakPoolOptions = {}): EspeakPool {
 /**
  * Starts a worker on `espeak-worker` beside this file. Run from TypeScript
  * sources (tsx, vitest), a worker does not inherit the TypeScript loader, so
- * it registers tsx itself before importing the entry.
+ * it runs the entry bundled into one module (built once per process).
  */
 function startWorker(): Worker {
   const extension = extname(new URL(import.meta.url).pathname);
   const entry = new URL(`./espeak-worker${extension}`, import.meta.url);
   if (extension !== ".ts") return new Worker(entry);
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(bootstrap, { eval: true });
+  bundledEntry ??= workerModuleUrl(entry);
+  return new Worker(bundledEntry);
 }
+
+let bundledEntry: URL | undefined;
