@@ -1,11 +1,11 @@
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
-import { workerModuleUrl } from "../../src/providers/speech/worker-module.js";
+import { bundleWorkerModule } from "../../src/providers/speech/worker-module.js";
 
 describe("worker module", () => {
   it("bundles a TypeScript entry with its project imports and keeps packages as imports by absolute URL", async () => {
-    const url = workerModuleUrl(new URL("../support/bundled-worker-fixture.ts", import.meta.url));
+    const url = await bundleWorkerModule(new URL("../support/bundled-worker-fixture.ts", import.meta.url));
     expect(url.protocol).toBe("data:");
     const code = decodeURIComponent(url.pathname.slice(url.pathname.indexOf(",") + 1));
     expect(code).toContain("function createPcmResampler");

@@ -5,7 +5,7 @@ import { abortable } from "./abortable.js";
 import type { EspeakWorkerEvent, EspeakWorkerRequest } from "./espeak-messages.js";
 import type { SpeechFormat } from "./speech-engine.js";
 import { SpeechProviderError } from "./speech-provider-error.js";
-import { workerModuleUrl } from "./worker-module.js";
+import { bundleWorkerModule } from "./worker-module.js";
 
 /** Options for {@link createEspeakPool}. */
 export interface EspeakPoolOptions {
@@ -244,15 +244,21 @@ export function createEspeakPool(options: EspeakPoolOptions = {}): EspeakPool {
 
 /**
  * Starts a worker on `espeak-worker` beside this file. Run from TypeScript
- * sources (tsx, vitest), a worker does not inherit the TypeScript loader, so
- * it runs the entry bundled into one module (built once per process).
+ * sources (tsx, vitest), a worker does not inherit the TypeScript loader: it
+ * starts on a one-line loader and imports the entry bundled into one module
+ * (built once per process) when the bundle is ready.
  */
 function startWorker(): Worker {
   const extension = extname(new URL(import.meta.url).pathname);
   const entry = new URL(`./espeak-worker${extension}`, import.meta.url);
   if (extension !== ".ts") return new Worker(entry);
-  bundledEntry ??= workerModuleUrl(entry);
-  return new Worker(bundledEntry);
+  const worker = new Worker(`require("node:worker_threads").parentPort.once("message", (url) => import(url));`, { eval: true });
+  bundledEntry ??= bundleWorkerModule(entry);
+  bundledEntry.then(
+    (url) => worker.postMessage(url.href),
+    (error: unknown) => worker.emit("error", error),
+  );
+  return worker;
 }
 
-let bundledEntry: URL | undefined;
+let bundledEntry: Promise<URL> | undefined;

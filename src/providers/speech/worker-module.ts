@@ -1,4 +1,4 @@
-import { buildSync, stop } from "esbuild";
+import { build, stop } from "esbuild";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -9,20 +9,24 @@ import { fileURLToPath } from "node:url";
  * no `node_modules` to resolve bare names from. Used only when running from
  * sources; compiled JavaScript starts its workers on the file itself.
  */
-export function workerModuleUrl(entry: URL): URL {
-  const result = buildSync({
-    entryPoints: [fileURLToPath(entry)],
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    packages: "external",
-    write: false,
-    metafile: true,
-    logLevel: "silent",
-  });
-  // A synchronous build runs in a helper thread that would otherwise stay for the life of the process.
-  void stop();
+export async function bundleWorkerModule(entry: URL): Promise<URL> {
+  let result;
+  try {
+    result = await build({
+      entryPoints: [fileURLToPath(entry)],
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      packages: "external",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+  } finally {
+    // esbuild's service process is needed once; stopping it also reaps it.
+    await stop();
+  }
   let code = result.outputFiles[0].text;
   const output = Object.values(result.metafile.outputs)[0];
   for (const path of new Set(output.imports.map((imported) => imported.path))) {
