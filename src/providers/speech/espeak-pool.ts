@@ -1,15 +1,17 @@
 import { availableParallelism } from "node:os";
-import { extname } from "node:path";
 import { Worker } from "node:worker_threads";
+import { siblingModuleUrl, startModuleWorker } from "../module-worker.js";
 import { abortable } from "./abortable.js";
 import type { EspeakWorkerEvent, EspeakWorkerRequest } from "./espeak-messages.js";
 import type { SpeechFormat } from "./speech-engine.js";
 import { SpeechProviderError } from "./speech-provider-error.js";
-import { bundleWorkerModule } from "./worker-module.js";
+
+/** The worker each slot runs: eSpeak NG, the resampler and the MP3 encoder, off the event loop. */
+const workerEntry = siblingModuleUrl("espeak-worker", import.meta.url);
 
 /** Options for {@link createEspeakPool}. */
 export interface EspeakPoolOptions {
-  /** Worker threads, each with its own eSpeak NG instance (~40 MB). Default: min(2, cores). */
+  /** Worker threads, each with its own eSpeak NG instance (~85–90 MB resident). Default: min(2, cores). */
   readonly size?: number;
   /** Segments a job may have queued or in flight on its worker; more hides latency, less saves memory. */
   readonly readAhead?: number;
@@ -86,7 +88,7 @@ export function createEspeakPool(options: EspeakPoolOptions = {}): EspeakPool {
   inventory.catch(() => undefined);
 
   function spawn(): void {
-    const slot: Slot = { worker: startWorker(), jobs: new Map(), warm: false };
+    const slot: Slot = { worker: startModuleWorker(workerEntry), jobs: new Map(), warm: false };
     slots.add(slot);
     slot.worker.on("message", (event: EspeakWorkerEvent) => onEvent(slot, event));
     slot.worker.on("error", (error) => retire(slot, error.message));
@@ -242,23 +244,3 @@ export function createEspeakPool(options: EspeakPoolOptions = {}): EspeakPool {
   };
 }
 
-/**
- * Starts a worker on `espeak-worker` beside this file. Run from TypeScript
- * sources (tsx, vitest), a worker does not inherit the TypeScript loader: it
- * starts on a one-line loader and imports the entry bundled into one module
- * (built once per process) when the bundle is ready.
- */
-function startWorker(): Worker {
-  const extension = extname(new URL(import.meta.url).pathname);
-  const entry = new URL(`./espeak-worker${extension}`, import.meta.url);
-  if (extension !== ".ts") return new Worker(entry);
-  const worker = new Worker(`require("node:worker_threads").parentPort.once("message", (url) => import(url));`, { eval: true });
-  bundledEntry ??= bundleWorkerModule(entry);
-  bundledEntry.then(
-    (url) => worker.postMessage(url.href),
-    (error: unknown) => worker.emit("error", error),
-  );
-  return worker;
-}
-
-let bundledEntry: Promise<URL> | undefined;

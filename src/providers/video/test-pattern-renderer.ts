@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
-import { siblingModuleUrl, startModuleWorker } from "./module-worker.js";
+import { siblingModuleUrl, startModuleWorker } from "../module-worker.js";
 import type { TestPatternPlan } from "./test-pattern-plan.js";
 import { VideoProviderError } from "./video-provider-error.js";
 
@@ -52,10 +52,9 @@ async function runWorker(plan: TestPatternPlan, signal: AbortSignal, onProgress?
 
 /**
  * Creates the renderer behind `local/test-pattern`. Each render gets a fresh
- * worker (a few hundred milliseconds to start under tsx, small beside a
- * render), which keeps the encoder's global
- * state and handlers out of the server, and a slot limit keeps renders from
- * taking every core.
+ * worker (its start is small beside a render), which keeps the encoder's
+ * global state and handlers out of the server, and a slot limit keeps renders
+ * from taking every core.
  */
 export function createTestPatternRenderer(options: TestPatternRendererOptions = {}): TestPatternRenderer {
   const maxConcurrent = options.maxConcurrent ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)));

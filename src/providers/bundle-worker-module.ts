@@ -1,15 +1,18 @@
 import { build, stop } from "esbuild";
 import { fileURLToPath } from "node:url";
 
+/** Bundles under way: esbuild's service process is stopped (and reaped) when the last one ends. */
+let bundling = 0;
+
 /**
  * Bundles a TypeScript worker entry and the project files it imports into one
- * ES module, as a `data:` URL a worker can run without tsx's loader: a worker
- * that registers tsx itself holds ~110 MB more (the loader's own thread). The
+ * ES module, as a `data:` URL a worker can run without tsx's loader (a worker
+ * that registers tsx itself holds ~110 MB more: the loader's own thread). The
  * packages it imports stay imports, by absolute URL, since a `data:` module has
- * no `node_modules` to resolve bare names from. Used only when running from
- * sources; compiled JavaScript starts its workers on the file itself.
+ * no `node_modules` to resolve bare names from.
  */
 export async function bundleWorkerModule(entry: URL): Promise<URL> {
+  bundling++;
   let result;
   try {
     result = await build({
@@ -24,8 +27,7 @@ export async function bundleWorkerModule(entry: URL): Promise<URL> {
       logLevel: "silent",
     });
   } finally {
-    // esbuild's service process is needed once; stopping it also reaps it.
-    await stop();
+    if (--bundling === 0) void stop();
   }
   let code = result.outputFiles[0].text;
   const output = Object.values(result.metafile.outputs)[0];
