@@ -26,4 +26,17 @@ describe("module workers run from TypeScript sources", () => {
       }
     }
   });
+
+  it("fail with an error event when the entry cannot be bundled, every time", async () => {
+    const missing = new URL("./support/no-such-worker.ts", import.meta.url);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const worker = startModuleWorker(missing);
+      try {
+        const [error] = (await once(worker, "error")) as [Error];
+        expect(error.message).toMatch(/no-such-worker\.ts/);
+      } finally {
+        await worker.terminate();
+      }
+    }
+  });
 });

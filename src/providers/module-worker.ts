@@ -28,14 +28,21 @@ const loader = `require("node:worker_threads").parentPort.once("message", (url) 
 export function startModuleWorker(moduleUrl: URL, workerData?: unknown): Worker {
   if (extname(moduleUrl.pathname) !== ".ts") return new Worker(moduleUrl, { workerData });
   const worker = new Worker(loader, { eval: true, workerData });
-  let bundle = bundles.get(moduleUrl.href);
-  if (bundle === undefined) {
-    bundle = bundleWorkerModule(moduleUrl);
-    bundles.set(moduleUrl.href, bundle);
-  }
-  bundle.then(
+  bundleOf(moduleUrl).then(
     (url) => worker.postMessage(url.href),
     (error: unknown) => worker.emit("error", error),
   );
   return worker;
+}
+
+/** The entry's bundle, built on first use; a failed one is forgotten, so the next worker tries again. */
+function bundleOf(moduleUrl: URL): Promise<URL> {
+  const known = bundles.get(moduleUrl.href);
+  if (known !== undefined) return known;
+  const bundle = bundleWorkerModule(moduleUrl);
+  bundles.set(moduleUrl.href, bundle);
+  bundle.catch(() => {
+    if (bundles.get(moduleUrl.href) === bundle) bundles.delete(moduleUrl.href);
+  });
+  return bundle;
 }
