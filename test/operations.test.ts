@@ -8,6 +8,7 @@ import { createClient } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus } from "../src/gen/grpc/health/v1/health_pb.js";
 import { DataDirLockedError, lockDataDir } from "../src/store/data-dir-lock.js";
 import { createPgliteDatabase } from "../src/store/pglite-database.js";
+import { freePort } from "./support/free-port.js";
 import { getJson, grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
 
 const run = promisify(execFile);
@@ -63,6 +64,30 @@ describe("switchboard admin", () => {
     const failure = await run(process.execPath, argv, { cwd: root }).catch((e) => e);
     expect(failure.code).toBe(1);
     expect(JSON.parse(failure.stderr).error.code).toBe(401);
+  });
+
+  it("names the cause, not a server error, when --server is not the server's HTTP/1.1 listener", async () => {
+    const deadPort = await freePort();
+    for (const [server, cause] of [[t.grpcUrl, /Parse Error|EPIPE|ECONNRESET/], [`http://127.0.0.1:${deadPort}`, /ECONNREFUSED/]] as const) {
+      const failure = await run(process.execPath, ["bin/switchboard.js", "admin", "--server", server, "--token", t.server.adminToken, "org", "create", "--name", "X"], { cwd: root }).catch((e) => e);
+      expect(failure.code).toBe(1);
+      const { error } = JSON.parse(failure.stderr);
+      expect(error.code).toBeUndefined();
+      expect(error.message).toContain(`No answer from AdminService at ${server}: `);
+      expect(error.message).toMatch(cause);
+    }
+    const notUrl = await run(process.execPath, ["bin/switchboard.js", "admin", "--server", "ftp://x", "org", "create", "--name", "X"], { cwd: root }).catch((e) => e);
+    expect(notUrl.code).toBe(1);
+    expect(notUrl.stderr).toContain("must be an http:// or https:// URL");
+  });
+
+  it("refuses a credit amount that is not a decimal number, empty included, and changes nothing", async () => {
+    expect((await admin("credits", "set", "--org", t.tenant.organization_id, "--usd", "7.25")).code).toBe(0);
+    for (const bad of ["", " ", "0x10", "1e3", "-1"]) {
+      const failure = await run(process.execPath, ["bin/switchboard.js", "admin", "--server", t.httpUrl, "--token", t.server.adminToken, "credits", "set", "--org", t.tenant.organization_id, "--usd", bad], { cwd: root }).catch((e) => e);
+      expect([failure.code, failure.stderr]).toEqual([1, expect.stringContaining("must be a non-negative decimal number")]);
+    }
+    expect(await t.server.store.organizations.credits(t.tenant.organization_id)).toBe(7.25);
   });
 });
 

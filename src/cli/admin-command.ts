@@ -5,6 +5,7 @@ import { createClient, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AdminService } from "../gen/switchboard/admin/v1/admin_pb.js";
 import { describeError } from "../core/error-catalogue.js";
+import { ErrorDetailSchema } from "../gen/switchboard/v1/error_pb.js";
 import { errorEnvelope } from "../bridge/error-envelope.js";
 import { adminTokenPath } from "../server/admin-token.js";
 
@@ -33,9 +34,27 @@ function readToken(): string {
 }
 
 function usd(value: string): number {
+  // Decimal digits only: Number() would read "" as 0 and take "0x10" or "1e3".
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value)) throw new InvalidArgumentError("must be a non-negative decimal number, such as 12.50");
   const amount = Number(value);
-  if (!Number.isFinite(amount) || amount < 0) throw new InvalidArgumentError("must be a non-negative number");
+  if (!Number.isFinite(amount)) throw new InvalidArgumentError("must be a non-negative decimal number, such as 12.50");
   return amount;
+}
+
+/**
+ * The server's own refusals carry the catalogue's detail and print as its
+ * envelope; anything else failed on the way (a wrong port or scheme, not a
+ * Switchboard server) and prints its cause, never as the server's 500.
+ */
+function failureEnvelope(error: unknown, server: string): object {
+  if (error instanceof ConnectError && error.findDetails(ErrorDetailSchema).length > 0) return errorEnvelope(describeError(error));
+  const cause = error instanceof ConnectError ? error.rawMessage : (error as Error).message;
+  return { error: { message: error instanceof ConnectError ? `No answer from AdminService at ${server}: ${cause}` : cause } };
+}
+
+function serverUrl(value: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new InvalidArgumentError("must be an http:// or https:// URL");
+  return value;
 }
 
 /** Runs one admin call and prints its JSON result (or error envelope, exit 1). */
@@ -47,8 +66,7 @@ async function run(command: Command, call: (client: ReturnType<typeof adminClien
   try {
     process.stdout.write(JSON.stringify(await call(adminClient(connection))) + "\n");
   } catch (error) {
-    const envelope = error instanceof ConnectError ? errorEnvelope(describeError(error)) : { error: { message: (error as Error).message } };
-    process.stderr.write(JSON.stringify(envelope) + "\n");
+    process.stderr.write(JSON.stringify(failureEnvelope(error, connection.server)) + "\n");
     process.exitCode = 1;
   }
 }
@@ -58,7 +76,7 @@ export function registerAdminCommands(program: Command): void {
   const admin = program
     .command("admin")
     .description("operator commands, sent to a running server's AdminService")
-    .option("--server <url>", "server base URL", "http://127.0.0.1:8080")
+    .option("--server <url>", "server base URL (its HTTP/1.1 PORT)", serverUrl, "http://127.0.0.1:8080")
     .option("--token <token>", "admin token (default: ADMIN_TOKEN or DATA_DIR/admin-token)");
 
   const org = admin.command("org").description("organizations");

@@ -2,7 +2,8 @@ import { InvalidArgumentError, type Command } from "commander";
 import { startInternHost } from "../intern-host/intern-host.js";
 import { hostDefaults } from "../intern-host/host-options.js";
 import { referenceAgentCommand } from "../intern-host/reference-agent/reference-agent-command.js";
-import { createLogger } from "../server/logger.js";
+import { createLogger, parseLogLevel } from "../server/logger.js";
+import { exitWithError } from "./exit-with-error.js";
 
 function positiveInteger(value: string): number {
   const number = Number(value);
@@ -39,7 +40,13 @@ export function registerInternHostCommand(program: Command): void {
     .option("--max-paused-runs <n>", "runs held open across a question at once", positiveInteger, hostDefaults.maxPausedRuns)
     .option("--metrics-listen <host:port>", "serve Prometheus metrics on GET /metrics at this address (HTTP/1.1)", listenAddress)
     .action(async (options) => {
-      const logger = createLogger(process.env.LOG_LEVEL || "info");
+      let level: string;
+      try {
+        level = parseLogLevel(process.env.LOG_LEVEL);
+      } catch (error) {
+        exitWithError(error);
+      }
+      const logger = createLogger(level);
       const host = await startInternHost({
         host: options.listen.host,
         port: options.listen.port,

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { loadServerConfig } from "../server/config.js";
+import { loadServerConfig, type ServerConfig } from "../server/config.js";
+import { exitWithError } from "./exit-with-error.js";
 import { createLogger } from "../server/logger.js";
 import { startServer } from "../server/server.js";
 import { bootstrapPath } from "../server/bootstrap.js";
@@ -11,7 +12,12 @@ export function registerServeCommand(program: Command): void {
     .description("run the API server (HTTP/1.1 on PORT, HTTP/2 gRPC on GRPC_PORT)")
     .option("--bootstrap", "create a development tenant even on PostgreSQL when the store is empty")
     .action(async (flags: { bootstrap?: boolean }) => {
-      const config = loadServerConfig(process.env, flags);
+      let config: ServerConfig;
+      try {
+        config = loadServerConfig(process.env, flags);
+      } catch (error) {
+        exitWithError(error);
+      }
       const logger = createLogger(config.logLevel);
       const server = await startServer(config, logger).catch((error: Error) => {
         logger.fatal({ err: error }, "could not start");

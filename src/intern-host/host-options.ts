@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { Registry } from "prom-client";
 import { z } from "zod";
@@ -78,6 +79,8 @@ export function resolveHostOptions(options: InternHostRoutesOptions): ResolvedHo
   if (!result.success) throw new Error(`Invalid intern host options:\n${z.prettifyError(result.error)}`);
   const parsed = result.data;
   const cwd = parsed.cwd === undefined ? process.cwd() : isAbsolute(parsed.cwd) ? parsed.cwd : resolve(parsed.cwd);
+  // Spawning in a missing directory fails as "spawn node ENOENT", blaming the program.
+  if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`Invalid intern host options: the agent's working directory ${cwd} is not a directory.`);
   return {
     token: parsed.token,
     agent: parsed.agent,

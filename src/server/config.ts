@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseLogLevel } from "./logger.js";
 
 /** Everything `switchboard serve` reads from its environment, validated once. */
 export interface ServerConfig {
@@ -77,6 +78,14 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+/** A switch written `0` or `1`; anything else (`false`, `no`…) is refused rather than read as on. */
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw !== "0" && raw !== "1") throw new Error(`${name} must be 0 or 1, got ${JSON.stringify(raw)}.`);
+  return raw === "1";
+}
+
 /** Reads and validates the operator's environment (DESIGN §2). */
 export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, flags: { bootstrap?: boolean } = {}): ServerConfig {
   const databaseUrl = env.DATABASE_URL || undefined;
@@ -93,14 +102,14 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, flags: { 
     databaseUrl,
     redisUrl,
     adminToken: env.ADMIN_TOKEN || undefined,
-    logLevel: env.LOG_LEVEL || "info",
+    logLevel: parseLogLevel(env.LOG_LEVEL),
     bootstrap: flags.bootstrap ?? false,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     heartbeatMs: integer(env, "HEARTBEAT_MS", 30_000, 10, 600_000),
     chatTurnsPerMinute: integer(env, "CHAT_TURNS_PER_MINUTE", 60, 1, 1_000_000),
     internRequestTimeoutMs: integer(env, "INTERN_REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
     namespace,
-    embeddedInternHost: (env.EMBEDDED_INTERN_HOST ?? "1") !== "0",
+    embeddedInternHost: flag(env, "EMBEDDED_INTERN_HOST", true),
     modelsFile: env.MODELS_FILE ? resolve(env.MODELS_FILE) : undefined,
     speechRequestsPerMinute: integer(env, "SPEECH_REQUESTS_PER_MINUTE", 120, 1, 1_000_000),
     speechWorkers: integer(env, "SPEECH_WORKERS", Math.min(2, availableParallelism()), 1, 64),
@@ -116,14 +125,12 @@ function videoConfig(env: NodeJS.ProcessEnv) {
   const videoJobTtlSeconds = integer(env, "VIDEO_JOB_TTL_SECONDS", 3600, 2, maxVideoJobTtlSeconds);
   const videoJobLeaseSeconds = integer(env, "VIDEO_JOB_LEASE_SECONDS", 30, 1, 600);
   if (videoJobLeaseSeconds >= videoJobTtlSeconds) throw new Error("VIDEO_JOB_LEASE_SECONDS must be shorter than VIDEO_JOB_TTL_SECONDS.");
-  const allowPrivate = env.WEBHOOK_ALLOW_PRIVATE || "0";
-  if (allowPrivate !== "0" && allowPrivate !== "1") throw new Error("WEBHOOK_ALLOW_PRIVATE must be 0 or 1.");
   return {
     videoSubmitsPerMinute: integer(env, "VIDEO_SUBMITS_PER_MINUTE", 60, 1, 1_000_000),
     videoJobTtlSeconds,
     videoJobLeaseSeconds,
     videoWorkers: integer(env, "VIDEO_WORKERS", 4, 0, 64),
-    webhookAllowPrivate: allowPrivate === "1",
+    webhookAllowPrivate: flag(env, "WEBHOOK_ALLOW_PRIVATE", false),
     webhookCaFile: env.WEBHOOK_CA_FILE ? resolve(env.WEBHOOK_CA_FILE) : undefined,
   };
 }

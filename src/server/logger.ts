@@ -8,6 +8,16 @@ import { pino, type Logger } from "pino";
  */
 const asyncStdout = () => pino.destination({ dest: 1, sync: false });
 
+/** The levels `LOG_LEVEL` may name: pino's own. */
+export const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** Reads `LOG_LEVEL` (default `info`); anything but one of {@link logLevels} is refused by name. */
+export function parseLogLevel(raw: string | undefined): string {
+  if (raw === undefined || raw === "") return "info";
+  if (!(logLevels as readonly string[]).includes(raw)) throw new Error(`LOG_LEVEL must be one of ${logLevels.join(", ")}, got ${JSON.stringify(raw)}.`);
+  return raw;
+}
+
 /**
  * The process logger. Secrets never reach it: credentials are redacted
  * wherever a header object is logged, and no code logs bodies or prompts.

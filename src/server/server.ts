@@ -99,7 +99,17 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
 
     const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined;
     if (redis) {
-      await redis.connect();
+      // ioredis reconnects by itself; without a listener each failed attempt would print a stack on stderr.
+      let lastError: Error | undefined;
+      redis.on("error", (error: Error) => {
+        lastError = error;
+        logger.warn({ err: error }, "Redis connection error; rate limits count in memory meanwhile");
+      });
+      await redis.connect().catch((error: Error) => {
+        redis.disconnect();
+        // The URL's host only: it may carry a password.
+        throw new Error(`Redis at ${new URL(config.redisUrl!).host} is unreachable: ${(lastError ?? error).message}`, { cause: error });
+      });
       cleanups.push(() => redis.quit());
     }
     const adminToken = resolveAdminToken(config.adminToken, config.dataDir);

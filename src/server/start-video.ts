@@ -1,5 +1,5 @@
 import type { Tracer } from "@opentelemetry/api";
-import { randomBytes } from "node:crypto";
+import { randomBytes, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Redis } from "ioredis";
@@ -44,7 +44,7 @@ export async function startVideo(config: ServerConfig, store: Store, logger: Log
     await defineVideoQueues(queue, config.videoJobTtlSeconds);
     const sender = createWebhookSender({
       allowPrivate: config.webhookAllowPrivate,
-      ...(config.webhookCaFile && { ca: readFileSync(config.webhookCaFile, "utf8") }),
+      ...(config.webhookCaFile && { ca: readCaFile(config.webhookCaFile) }),
     });
     const workers = await startVideoWorkers({
       store,
@@ -78,4 +78,22 @@ export async function startVideo(config: ServerConfig, store: Store, logger: Log
     await close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * The PEM certificates of `WEBHOOK_CA_FILE`. TLS takes a file without one
+ * (a key, DER bytes) silently, and every delivery would fail much later.
+ */
+function readCaFile(path: string): string {
+  const pem = readFileSync(path, "utf8");
+  const certificates = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  if (certificates.length === 0) throw new Error(`WEBHOOK_CA_FILE ${path} holds no PEM certificate.`);
+  for (const certificate of certificates) {
+    try {
+      new X509Certificate(certificate);
+    } catch (error) {
+      throw new Error(`WEBHOOK_CA_FILE ${path} holds a certificate that does not parse: ${(error as Error).message}`);
+    }
+  }
+  return pem;
 }

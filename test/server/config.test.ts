@@ -1,4 +1,7 @@
+import { execFile } from "node:child_process";
 import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../src/server/config.js";
 
@@ -12,6 +15,37 @@ describe("server configuration", () => {
     for (const bad of ["0", "65", "1.5", "two"]) {
       expect(() => loadServerConfig({ SPEECH_WORKERS: bad })).toThrow(`SPEECH_WORKERS must be an integer from 1 to 64, got "${bad}".`);
     }
+  });
+});
+
+describe("switches and the log level", () => {
+  it("takes 0 or 1 for EMBEDDED_INTERN_HOST and WEBHOOK_ALLOW_PRIVATE and refuses anything else", () => {
+    expect(loadServerConfig({}).embeddedInternHost).toBe(true);
+    expect(loadServerConfig({ EMBEDDED_INTERN_HOST: "0" }).embeddedInternHost).toBe(false);
+    expect(loadServerConfig({ WEBHOOK_ALLOW_PRIVATE: "1" }).webhookAllowPrivate).toBe(true);
+    for (const bad of ["false", "no", "off", "true", " 0"]) {
+      expect(() => loadServerConfig({ EMBEDDED_INTERN_HOST: bad })).toThrow(`EMBEDDED_INTERN_HOST must be 0 or 1, got ${JSON.stringify(bad)}.`);
+      expect(() => loadServerConfig({ WEBHOOK_ALLOW_PRIVATE: bad })).toThrow(`WEBHOOK_ALLOW_PRIVATE must be 0 or 1, got ${JSON.stringify(bad)}.`);
+    }
+  });
+
+  it("takes one of pino's levels for LOG_LEVEL, info by default, and refuses others by name", () => {
+    expect(loadServerConfig({}).logLevel).toBe("info");
+    expect(loadServerConfig({ LOG_LEVEL: "debug" }).logLevel).toBe("debug");
+    expect(() => loadServerConfig({ LOG_LEVEL: "verbose" })).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose".');
+  });
+
+  it("stops switchboard serve and intern-host on a bad value with one line on stderr, not a stack", async () => {
+    const run = promisify(execFile);
+    const root = join(import.meta.dirname, "..", "..");
+    const failures = await Promise.all([
+      run(process.execPath, ["bin/switchboard.js", "serve"], { cwd: root, env: { ...process.env, PORT: "abc" } }).catch((error) => error),
+      run(process.execPath, ["bin/switchboard.js", "intern-host", "--listen", "127.0.0.1:0", "--token", "t", "--agent", "reference"], { cwd: root, env: { ...process.env, LOG_LEVEL: "loud" } }).catch((error) => error),
+    ]);
+    expect(failures.map((failure) => [failure.code, failure.stderr])).toEqual([
+      [1, 'switchboard: PORT must be an integer from 0 to 65535, got "abc".\n'],
+      [1, 'switchboard: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud".\n'],
+    ]);
   });
 });
 
