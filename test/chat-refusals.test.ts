@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { InternChatService } from "../src/gen/switchboard/v1/chat_pb.js";
 import { ErrorDetailSchema } from "../src/gen/switchboard/v1/error_pb.js";
+import { answerBody, contentOf, finalOf, promptBody, startChatHarness, toolCallOf, type ChatHarness } from "./support/chat-harness.js";
 import { grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
 
 let t: TestServer;
@@ -72,11 +73,13 @@ describe("chat refusals before the stream opens", () => {
     expect((await post(undefined, t.tenant.api_key, undefined, "{nope")).body.error.metadata.reason).toBe("bad_request");
     expect((await post(undefined, t.tenant.api_key, undefined, big)).status).toBe(413);
     // Other paths under /interns: the bare 404 outside the programme, not_found inside it.
-    for (const path of ["/api/v1/interns/demo", "/api/v1/interns/demo/chat/completions"]) {
+    for (const path of ["/api/v1/interns", "/api/v1/interns/demo", "/api/v1/interns/demo/chat/completions"]) {
       const outside = await fetch(`${t.httpUrl}${path}`, { headers: { authorization: `Bearer ${outsiderKey}` } });
       expect([outside.status, await outside.json()]).toEqual([404, { error: { code: 404, message: "Not found." } }]);
       const inside = await fetch(`${t.httpUrl}${path}`, { headers: { authorization: `Bearer ${t.tenant.api_key}` } });
       expect([inside.status, (await inside.json()).error.metadata.reason]).toEqual([404, "not_found"]);
+      const anonymous = await fetch(`${t.httpUrl}${path}`);
+      expect(anonymous.status).toBe(401);
     }
   });
 
@@ -125,6 +128,18 @@ describe("chat refusals before the stream opens", () => {
     [
       "echoed tool call without function",
       { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "i1", type: "function" }] }, { role: "tool", content: "allow_once", tool_call_id: "i1" }], stream: true, session_id: "s" },
+    ],
+    [
+      "echoed tool call with an empty function",
+      { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "i1", type: "function", function: {} }] }, { role: "tool", content: "allow_once", tool_call_id: "i1" }], stream: true, session_id: "s" },
+    ],
+    [
+      "echoed tool call without arguments",
+      {
+        messages: [{ role: "assistant", content: null, tool_calls: [{ id: "i1", type: "function", function: { name: "service.provide_input" } }] }, { role: "tool", content: "allow_once", tool_call_id: "i1" }],
+        stream: true,
+        session_id: "s",
+      },
     ],
     [
       "echoed arguments not a string",
@@ -251,5 +266,49 @@ describe("bridge framing", () => {
     const response = await fetch(`${t.httpUrl}/api/v1/nothing/here`);
     expect(response.status).toBe(404);
     expect((await response.json()).error).toMatchObject({ code: 404, metadata: { reason: "not_found" } });
+  });
+});
+
+describe("chat body members", () => {
+  let h: ChatHarness;
+  beforeAll(async () => {
+    h = await startChatHarness();
+  });
+  afterAll(() => h?.close());
+
+  it("takes members by their wire names only: camelCase sessionId and internId are ignored", async () => {
+    const sessionId = finalOf(await h.chat(promptBody("say one"))).session_id;
+    const aliased = await h.chat(promptBody("say two", { sessionId }));
+    expect(aliased.status).toBe(200);
+    expect(finalOf(aliased).session_id).not.toBe(sessionId);
+    // Not a second intern_id next to the one from the path.
+    const pathWins = await h.chat(promptBody("say three", { internId: "nobody" }));
+    expect([pathWins.status, contentOf(pathWins)]).toEqual([200, "three"]);
+  });
+});
+
+describe("chat rate limit", () => {
+  let h: ChatHarness;
+  beforeAll(async () => {
+    h = await startChatHarness({ env: { CHAT_TURNS_PER_MINUTE: "2" } });
+  });
+  afterAll(() => h?.close());
+
+  it("counts turns, not requests the host refused before any turn ran", async () => {
+    const asked = await h.chat(promptBody("permission Deploy allow_once,reject_once", { approval_mode: "manual" }));
+    const sessionId = finalOf(asked).session_id;
+    const call = toolCallOf(asked);
+    for (let i = 0; i < 4; i++) {
+      const unknown = await h.chat(answerBody(sessionId, { ...call, id: `no-such-question-${i}` }, "allow_once"));
+      expect([unknown.status, unknown.refusal.error.metadata.reason]).toEqual([404, "interaction_unknown"]);
+      const refused = await h.chat(answerBody(sessionId, call, "allow_always"));
+      expect([refused.status, refused.refusal.error.metadata.reason]).toEqual([400, "bad_request"]);
+      const busy = await h.chat(promptBody("say again", { session_id: sessionId }));
+      expect([busy.status, busy.refusal.error.metadata.reason]).toEqual([409, "busy"]);
+    }
+    // The answer is the second turn; a third is over the limit.
+    expect(contentOf(await h.chat(answerBody(sessionId, call, "allow_once")))).toBe("permission=allow_once-first");
+    const limited = await h.chat(promptBody("say too many"));
+    expect([limited.status, limited.refusal.error.metadata.reason]).toEqual([429, "rate_limited"]);
   });
 });

@@ -53,7 +53,8 @@ describe("speech refusals", () => {
     ["response_format wav", { ...valid, response_format: "wav" }, /response_format must be mp3 or pcm/],
     ["speed below the embedded range", { ...valid, speed: 0.25 }, /speed must be a number from 0.5 to 2.5 for local\/espeak-ng/],
     ["speed above the embedded range", { ...valid, speed: 3 }, /speed must be a number from 0.5 to 2.5/],
-    ["speed not a number", { ...valid, speed: "fast" }, /Invalid request body/],
+    ["speed not a number", { ...valid, speed: "fast" }, /^speed must be a number\.$/],
+    ["speed a number given as a string", { ...valid, speed: "1.5" }, /^speed must be a number\.$/],
     ["speed NaN", { ...valid, speed: "NaN" }, /speed must be a number/],
     ["cloning on a model without it", { ...valid, input_references: [{ type: "input_audio", input_audio: { data: wav } }] }, /local\/espeak-ng does not support voice cloning: remove input_references, or no configured model supports cloning/],
     ["input_references not an array", { ...valid, input_references: "x" }, /Invalid request body/],
@@ -84,6 +85,9 @@ describe("speech refusals", () => {
     const refused = await postSpeech(t.httpUrl, valid, { key: t.tenant.api_key, headers: { "x-session-id": long } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toMatch(/x-session-id header must be at most 256 characters/);
+    // An empty session_id is none, as on the video route: the header is what is checked.
+    const empty = await postSpeech(t.httpUrl, { ...valid, session_id: "" }, { key: t.tenant.api_key, headers: { "x-session-id": long } });
+    expect([empty.status, empty.body.error.message]).toEqual([400, expect.stringMatching(/x-session-id header must be at most 256 characters/)]);
     const key = await memberKey("session@example.com");
     const accepted = await postSpeech(t.httpUrl, { ...valid, session_id: "s-1", user: "u-1", trace: { trace_id: "t-1" } }, { key, headers: { "x-session-id": long } });
     expect(accepted.status).toBe(200);

@@ -107,6 +107,10 @@ describe("video jobs over HTTP", () => {
     const stored = await t.server.store.videoJobs.get(headed.body.id);
     expect(stored).toMatchObject({ sessionId: "from-header", endUser: "end-user-7" });
     expect((await t.server.store.videoJobs.get(both.body.id))?.sessionId).toBe("from-body");
+    // An empty session_id is none, as on the speech route: the header stands.
+    const empty = await postVideo(t.httpUrl, t.tenant.api_key, { model: "fake/sora", prompt: "session", session_id: "", user: "" }, { "x-session-id": "from-header" });
+    const emptyJob = await t.server.store.videoJobs.get(empty.body.id);
+    expect([emptyJob?.sessionId, emptyJob?.endUser]).toEqual(["from-header", undefined]);
     // Never sent to the provider.
     expect(stored?.request).not.toHaveProperty("session_id");
     expect(stored?.request).not.toHaveProperty("user");

@@ -47,7 +47,7 @@ describe("POST /api/v1/videos refuses an invalid member with 400", () => {
     ["duration 0", { ...base, duration: 0 }, /duration must be an integer of at least 1/],
     ["a negative duration", { ...base, duration: -3 }, /duration must be an integer of at least 1/],
     ["a fractional duration", { ...base, duration: 1.5 }, /Invalid request body/],
-    ["a duration that is not a number", { ...base, duration: "soon" }, /Invalid request body/],
+    ["a duration that is not a number", { ...base, duration: "soon" }, /^duration must be a number\.$/],
     ["a duration over the model's maximum", { ...base, duration: 21 }, /duration must be at most 20 seconds/],
     ["a duration the model does not offer", { ...base, model: "local/audio", duration: 3 }, /duration must be one of 2, 4 seconds/],
     ["a malformed size", { ...base, size: "big" }, /size must be WIDTHxHEIGHT/],
@@ -62,7 +62,7 @@ describe("POST /api/v1/videos refuses an invalid member with 400", () => {
     ["upscale_factor on a generation model", { ...base, upscale_factor: 2 }, /upscale_factor is for upscaling models only/],
     ["upscale_factor 0", { model: "local/upscaler", prompt: "p", upscale_factor: 0 }, /upscale_factor must be a number greater than 0/],
     ["a negative upscale_factor", { model: "local/upscaler", prompt: "p", upscale_factor: -1 }, /greater than 0/],
-    ["upscale_factor NaN", { model: "local/upscaler", prompt: "p", upscale_factor: "NaN" }, /greater than 0/],
+    ["upscale_factor NaN", { model: "local/upscaler", prompt: "p", upscale_factor: "NaN" }, /^upscale_factor must be a number\.$/],
     ["a negative creativity", { model: "local/upscaler", prompt: "p", creativity: -1 }, /creativity must be an integer of at least 0/],
     ["a fractional creativity", { model: "local/upscaler", prompt: "p", creativity: 0.5 }, /Invalid request body/],
     ["frame_images that is not an array", { ...base, frame_images: "first" }, /Invalid request body/],
@@ -79,7 +79,7 @@ describe("POST /api/v1/videos refuses an invalid member with 400", () => {
     ["provider.options that is not an object", { ...base, provider: { options: ["local"] } }, /provider\.options must be an object/],
     ["provider options of a slug that are not an object", { ...base, provider: { options: { local: 3 } } }, /provider\.options\.local must be an object/],
     ["a fractional seed", { ...base, seed: 1.5 }, /Invalid request body/],
-    ["a seed beyond 2^53", { ...base, seed: "1152921504606846976" }, /seed must be an integer from/],
+    ["a seed beyond 2^53", { ...base, seed: 2 ** 60 }, /seed must be an integer from/],
     ["a session_id over 256 characters", { ...base, session_id: long }, /session_id must be at most 256 characters/],
     ["an x-session-id header over 256 characters", base, /x-session-id header must be at most 256 characters/, { "x-session-id": long }],
     ["a user over 256 characters", { ...base, user: long }, /user must be at most 256 characters/],
@@ -93,6 +93,16 @@ describe("POST /api/v1/videos refuses an invalid member with 400", () => {
     const { status, body: answer } = await postVideo(t.httpUrl, t.tenant.api_key, body, headers);
     expect(status).toBe(400);
     expect(answer.error).toEqual({ code: 400, message: expect.stringMatching(message), metadata: { reason: "bad_request", retryable: false } });
+  });
+
+  it("takes numbers as JSON numbers only: a duration of \"2\" or \"0x2\" is refused, charging nothing", async () => {
+    const credits = () => t.server.store.organizations.credits(t.tenant.organization_id);
+    const before = await credits();
+    for (const duration of ["2", "0x2", " 2"]) {
+      const { status, body } = await postVideo(t.httpUrl, t.tenant.api_key, { ...base, duration });
+      expect([status, body.error.message]).toEqual([400, "duration must be a number."]);
+    }
+    expect(await credits()).toBe(before);
   });
 });
 
@@ -173,5 +183,20 @@ describe("POST /api/v1/videos accepts every member in its valid forms", () => {
 
   it("ignores members it does not know", async () => {
     await accepted({ ...base, temperature: 0.3, stream: true });
+  });
+
+  it("ignores camelCase aliases of its members, at every level", async () => {
+    const reference = { type: "image_url", image_url: { url: png } };
+    const job = await accepted({ ...base, aspectRatio: "5:4", generateAudio: "yes", sessionId: "alias", input_references: [{ ...reference, imageUrl: { url: "ftp://x" } }] });
+    expect(job.request).not.toHaveProperty("aspect_ratio");
+    expect(job.request.input_references).toEqual([reference]);
+    expect(job.sessionId).not.toBe("alias");
+  });
+
+  it("passes camelCase keys inside provider options and trace through unchanged", async () => {
+    const trace = { trace_id: "t-1", traceName: "n", nested: { spanName: "s" } };
+    const job = await accepted({ ...base, provider: { options: { local: { styleName: "bars", inner: { camelKey: 1 } } } }, trace });
+    expect(job.request.provider).toEqual({ options: { local: { styleName: "bars", inner: { camelKey: 1 } } } });
+    expect(job.trace).toEqual(trace);
   });
 });

@@ -20,7 +20,9 @@ export function registerChatRoute(app: FastifyInstance, transport: Transport, on
   const accessProbe = (request: FastifyRequest) =>
     firstEventOf((signal) => client.createChatCompletion({ internId: (request.params as { internId?: string }).internId ?? "" }, { ...coreCallOptions(request), signal }));
   // Every other path under /interns: not found, unless the caller may not see interns at all.
-  app.all("/interns/*", { config: { accessProbe } }, (request, reply) => refuse(request, reply, asBridgeRefusal(noRoute(request))));
+  for (const path of ["/interns", "/interns/*"]) {
+    app.all(path, { config: { accessProbe } }, (request, reply) => refuse(request, reply, asBridgeRefusal(noRoute(request))));
+  }
   app.post<{ Params: { internId: string } }>("/interns/:internId/chat/completions", { config: { accessProbe } }, async (request, reply) => {
     const disconnect = watchClientDisconnect(reply);
     let events: AsyncIterator<CreateChatCompletionResponse>;

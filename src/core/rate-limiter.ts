@@ -38,6 +38,10 @@ export function createRateLimiter(options: RateLimiterOptions) {
         throw catalogueError("service_unavailable", "Rate limiting is unavailable.", { cause: rejection });
       }
     },
+    /** Gives back one request counted for `subject` that turned out not to be one; best effort. */
+    async refund(subject: string): Promise<void> {
+      await limiter.reward(subject, 1).catch(() => undefined);
+    },
   };
 }
 

@@ -57,7 +57,8 @@ function checkMessage(message: ChatMessage, where: string): void {
     const at = `${where}.tool_calls[${i}]`;
     if (message.role !== "assistant") invalid(`${at}: only assistant messages carry tool_calls.`);
     checkLength(call.id, `${at}.id`, chatLimits.toolCallIdChars);
-    if (!call.function) invalid(`${at}.function is required, with name and arguments strings.`);
+    // Proto3 strings cannot tell missing from empty, and a streamed call never has either empty.
+    if (!call.function || call.function.name === "" || call.function.arguments === "") invalid(`${at}.function is required, with name and arguments strings as streamed.`);
   });
   if (message.role === "tool") {
     if (message.toolCallId === undefined) invalid(`${where}.tool_call_id is required for role tool.`);

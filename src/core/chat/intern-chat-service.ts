@@ -205,6 +205,14 @@ async function* relayRun(
 }
 
 /**
+ * Host refusals that run no turn, so they do not count against the rate
+ * limit: a client retrying a busy session every second, as Retry-After tells
+ * it, would otherwise spend its whole budget. An unreachable host, a timeout
+ * (the run may have begun) and a failed turn still count.
+ */
+const hostRefusalsBeforeTurn = new Set(["busy", "bad_request", "interaction_unknown", "interaction_not_pending", "attachment_failed"]);
+
+/**
  * InternChatService: every rule of the intern chat route. The intern host
  * owns the run; this service checks the caller and the request, finds the
  * intern, and relays the run as chunks.
@@ -234,7 +242,8 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
       let failure: unknown;
       try {
         const events = openHostStream(options.hosts.get(intern.endpoint), turn, intern.hostToken, abort.signal, hostSpan);
-        const first = await firstEvent(events, options.requestTimeoutMs, abort).catch((error: unknown) => {
+        const first = await firstEvent(events, options.requestTimeoutMs, abort).catch(async (error: unknown) => {
+          if (hostRefusalsBeforeTurn.has(describeError(error).reason)) await options.limiter.refund(caller.memberId);
           throw options.drainSignal?.aborted ? catalogueError("service_unavailable", "The server is shutting down; retry on another replica.") : error;
         });
         const chunks = createChunkBuilder({ model: turn.model ?? `${options.namespace}/intern`, toolName: `${options.namespace}.provide_input` });

@@ -13,6 +13,7 @@ import {
 import { catalogueError } from "../error-catalogue.js";
 import { speechLimits } from "./speech-limits.js";
 import { characterCount } from "../text-rules.js";
+import { observabilityIdsOf } from "../observability-ids.js";
 
 /** A request that passed every check: the engine's part, and what stays with Switchboard. */
 export interface ValidatedSpeech {
@@ -136,10 +137,6 @@ function providerOptions(provider: JsonObject | undefined, model: SpeechModel): 
   return options;
 }
 
-function checkId(value: string | undefined, name: string): void {
-  if (value !== undefined && characterCount(value, speechLimits.idChars) > speechLimits.idChars) invalid(`${name} must be at most ${speechLimits.idChars} characters.`);
-}
-
 /**
  * Validates a speech request as the spec and `speechLimits` say, so HTTP and
  * gRPC callers meet the same 400s. `headerSessionId` is the `x-session-id`
@@ -161,9 +158,7 @@ export function parseSpeechRequest(
   const cloners = registry.models.filter((candidate) => candidate.supportsCloning).map((candidate) => candidate.id);
   checkReferences(request.inputReferences, model, cloners);
   const options = providerOptions(request.provider, model);
-  const sessionId = request.sessionId || headerSessionId || undefined;
-  checkId(sessionId, request.sessionId ? "session_id" : "The x-session-id header");
-  checkId(request.user, "user");
+  const { sessionId, user } = observabilityIdsOf(request, headerSessionId);
 
   return {
     model,
@@ -178,7 +173,7 @@ export function parseSpeechRequest(
     contentType: contentTypes[format],
     inputChars,
     sessionId,
-    user: request.user,
+    user,
     trace: request.trace,
   };
 }

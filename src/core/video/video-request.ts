@@ -14,8 +14,8 @@ import {
 } from "../../providers/video/index.js";
 import { OutboundUrlError, parseOutboundUrl } from "../../providers/webhook/index.js";
 import { catalogueError } from "../error-catalogue.js";
-import { videoLimits } from "./video-limits.js";
-import { characterCount, nulTextPath } from "../text-rules.js";
+import { nulTextPath } from "../text-rules.js";
+import { observabilityIdsOf } from "../observability-ids.js";
 
 /** A request that passed every check, split into what the provider sees and what only we keep. */
 export interface ValidatedVideoRequest {
@@ -46,10 +46,6 @@ function invalid(message: string): never {
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function checkIdLength(value: string | undefined, name: string): void {
-  if (value !== undefined && characterCount(value, videoLimits.idChars) > videoLimits.idChars) invalid(`${name} must be at most ${videoLimits.idChars} characters.`);
 }
 
 /** An image, audio or video address: an absolute http(s) URL or a data URI. */
@@ -191,9 +187,7 @@ export function parseVideoRequest(request: CreateVideoRequest, context: VideoReq
   const duration = durationOf(request, model);
   const seed = seedOf(request);
   const generateAudio = request.generateAudio ?? capabilities.generateAudio;
-  const sessionId = request.sessionId ?? context.sessionHeader ?? undefined;
-  checkIdLength(sessionId, request.sessionId === undefined ? "The x-session-id header" : "session_id");
-  checkIdLength(request.user, "user");
+  const { sessionId, user } = observabilityIdsOf(request, context.sessionHeader);
   checkTrace(request.trace);
   const provider = providerOptions(request.provider);
 
@@ -212,7 +206,7 @@ export function parseVideoRequest(request: CreateVideoRequest, context: VideoReq
     ...(provider && { provider }),
   };
   const callbackUrl = callbackUrlOf(request);
-  const nulAt = nulTextPath({ ...generation, callback_url: callbackUrl, session_id: sessionId, user: request.user, trace: request.trace }, "");
+  const nulAt = nulTextPath({ ...generation, callback_url: callbackUrl, session_id: sessionId, user, trace: request.trace }, "");
   if (nulAt) invalid(`${nulAt.slice(1)} must not contain the NUL character (U+0000).`);
   const defaultSize = capabilities.defaultSize === undefined ? undefined : parseVideoSize(capabilities.defaultSize);
   return {
@@ -220,7 +214,7 @@ export function parseVideoRequest(request: CreateVideoRequest, context: VideoReq
     generation,
     callbackUrl,
     ...(sessionId && { sessionId }),
-    ...(request.user && { user: request.user }),
+    ...(user && { user }),
     ...(request.trace && { trace: request.trace }),
     costUsd: priceVideo(model.pricing, { durationSeconds: duration ?? capabilities.defaultDurationSeconds, size: sized.size ?? defaultSize, generateAudio }),
   };
