@@ -48,6 +48,17 @@ describe("structured logs", () => {
     expect(requestLines("req-123")).toHaveLength(1);
   });
 
+  it("write the line, echo the request id and count the request for refusals made before routing", async () => {
+    for (const [id, path] of [["req-pct", "/api/v1/videos/%zz"], ["req-long", `/api/v1/videos/${"a".repeat(1100)}`]]) {
+      const response = await fetch(`${t.httpUrl}${path}`, { headers: { "x-request-id": id } });
+      expect([response.status, response.headers.get("x-request-id")]).toEqual([400, id]);
+      expect(await lineOf(id)).toMatchObject({ route: "unmatched", method: "GET", status: 400, reason: "bad_request" });
+      expect(requestLines(id)).toHaveLength(1);
+    }
+    const metrics = await (await fetch(`${t.httpUrl}/metrics`)).text();
+    expect(metrics).toMatch(/switchboard_http_request_duration_seconds_count\{route="unmatched",method="GET",status="400",reason="bad_request"\} [1-9]/);
+  });
+
   it("carry the catalogue reason of a refusal, from the core or from the bridge itself", async () => {
     await fetch(`${t.httpUrl}/api/v1/interns/nobody/chat/completions`, {
       method: "POST",
@@ -127,8 +138,8 @@ describe("structured logs", () => {
     await lineOf("req-admin");
     // Every request above, and nothing else, wrote exactly one line: no second line from the core call a bridge request made.
     const setup = "/switchboard.admin.v1.AdminService/AddIntern"; // the harness registering its intern
-    const ids = entries().filter((entry) => entry.msg === "request" && entry.route !== setup).map((entry) => entry.request_id);
-    expect(ids.sort()).toEqual(["grpc-ok", "grpc-refused", "req-123", "req-400", "req-401", "req-404", "req-admin", "req-chat", "req-prompt", "req-speech"]);
+    const ids = entries().filter((entry) => entry.msg === "request" && entry.route !== setup && entry.route !== "/metrics").map((entry) => entry.request_id);
+    expect(ids.sort()).toEqual(["grpc-ok", "grpc-refused", "req-123", "req-400", "req-401", "req-404", "req-admin", "req-chat", "req-long", "req-pct", "req-prompt", "req-speech"]);
     const all = lines.join("\n");
     for (const secret of [t.tenant.management_key, t.tenant.api_key, "sb-v1-guessed-key", t.server.adminToken, prompt, spokenText]) {
       expect(all).not.toContain(secret);

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { createContextValues, type ConnectRouter, type ConnectRouterOptions, type Transport } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Logger } from "pino";
@@ -29,26 +29,12 @@ export interface HttpListenerOptions {
  * core services, and the operational endpoints.
  */
 export async function createHttpListener(options: HttpListenerOptions): Promise<FastifyInstance> {
-  const app = Fastify({
-    loggerInstance: options.logger as FastifyBaseLogger,
-    // One line per request, written by the onResponse hook below.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
-    forceCloseConnections: "idle",
-    bodyLimit: options.bodyLimit,
-    requestIdHeader: "x-request-id",
-    // Any client may send an id; keep it short and printable.
-    genReqId: () => crypto.randomUUID(),
-    routerOptions: { maxParamLength: maxPathParamLength },
-    // Refusals made before routing (bad percent-encoding, an overlong id) and by Node's parser get the envelope too.
-    frameworkErrors: (error, request, reply) => sendError(reply, frameworkError(error, request) ?? error),
-    clientErrorHandler: answerClientError,
-  });
-  app.addHook("onRequest", (request, reply, done) => {
+  const stampRequestId = (request: FastifyRequest, reply: FastifyReply) => {
     if (!/^[\w.-]{1,64}$/.test(request.id)) request.id = crypto.randomUUID();
     reply.header("x-request-id", request.id);
-    done();
-  });
-  app.addHook("onResponse", (request, reply, done) => {
+  };
+  // The request's one log line and its metrics sample.
+  const recordRequest = (request: FastifyRequest, reply: FastifyReply) => {
     const route = request.routeOptions.url ?? "unmatched";
     const notes = callNotesOf(request);
     // The bridge's envelope reason when it refused the request, else the core call's (an in-stream failure).
@@ -67,6 +53,32 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
       },
       "request",
     );
+  };
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    // One line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
+    forceCloseConnections: "idle",
+    bodyLimit: options.bodyLimit,
+    requestIdHeader: "x-request-id",
+    // Any client may send an id; keep it short and printable.
+    genReqId: () => crypto.randomUUID(),
+    routerOptions: { maxParamLength: maxPathParamLength },
+    // Refusals made before routing (bad percent-encoding, an overlong id) and by Node's parser get the envelope
+    // too. No hook runs for the former, so they get their id, log line and metrics sample here.
+    frameworkErrors: (error, request, reply) => {
+      stampRequestId(request, reply);
+      reply.raw.once("finish", () => recordRequest(request, reply));
+      return sendError(reply, frameworkError(error, request) ?? error);
+    },
+    clientErrorHandler: answerClientError,
+  });
+  app.addHook("onRequest", (request, reply, done) => {
+    stampRequestId(request, reply);
+    done();
+  });
+  app.addHook("onResponse", (request, reply, done) => {
+    recordRequest(request, reply);
     done();
   });
   await app.register(fastifyConnectPlugin, {
