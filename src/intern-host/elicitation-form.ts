@@ -1,5 +1,6 @@
 import type { CreateElicitationResponse, ElicitationContentValue, ElicitationSchema } from "@agentclientprotocol/sdk/unstable";
 import { catalogueError } from "../core/error-catalogue.js";
+import { RE2JS } from "re2js";
 
 /** One field of an elicitation as the caller sees it. */
 export interface ElicitationField {
@@ -135,13 +136,21 @@ function choicesOf(plain: unknown, titled: unknown): string[] {
   return [];
 }
 
-/** An agent's malformed pattern must not turn a caller's answer into a 500. */
+/**
+ * Matches with RE2's linear-time engine: with V8's backtracking one, a
+ * pattern such as `^(\w+\s?)+$` and a 30-character answer froze the host's
+ * only thread for minutes. A pattern RE2 cannot take (lookaround,
+ * backreferences) or a malformed one is not checked here, the agent checks
+ * its own answer: an agent's pattern must not turn a caller's answer into a 500.
+ */
 function matchesPattern(value: string, pattern: string): boolean {
+  let compiled: RE2JS;
   try {
-    return new RegExp(pattern, "u").test(value);
+    compiled = RE2JS.compile(pattern);
   } catch {
     return true;
   }
+  return compiled.matcher(value).find();
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

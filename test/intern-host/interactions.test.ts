@@ -137,6 +137,23 @@ describe("interactions", () => {
     expect(JSON.parse(contentOf(resumed).replace("elicitation=", ""))).toEqual({ action: "accept", content });
   });
 
+  it("checks a field's pattern in linear time, and leaves one RE2 cannot take to the agent", async () => {
+    // With a backtracking engine, this pattern and this answer held the host's thread for minutes (each
+    // character more doubles it): a regression fails on the test timeout, after a bounded wait.
+    const patterned = {
+      type: "object",
+      properties: { slug: { type: "string", pattern: "^(\\w+\\s?)+$" }, word: { type: "string", pattern: "^(?=a)\\w+$" } },
+      required: ["slug"],
+    };
+    const paused = await test.start(`elicit ${JSON.stringify(patterned)}`, { mode: "manual" });
+    const [session, { id }] = [sessionOf(paused), interactionOf(paused)];
+    const evil = JSON.stringify({ action: "accept", content: { slug: `${"a".repeat(32)}!` } });
+    expect(await failureOf(() => test.answer(session, id, evil))).toMatchObject({ status: 400, reason: "bad_request" });
+    const content = { slug: "two words", word: "not checked: lookahead" };
+    const resumed = await test.answer(session, id, JSON.stringify({ action: "accept", content }));
+    expect(JSON.parse(contentOf(resumed).replace("elicitation=", ""))).toEqual({ action: "accept", content });
+  });
+
   it("passes a declined question on to the agent", async () => {
     const paused = await test.start(`elicit ${JSON.stringify(schema)}`, { mode: "manual" });
     const resumed = await test.answer(sessionOf(paused), interactionOf(paused).id, JSON.stringify({ action: "decline" }));
