@@ -124,6 +124,8 @@ export function createSessionTable(cwd: string): SessionTable {
     try {
       created = await link.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
     } catch (error) {
+      // An agent that died meanwhile did not refuse: the turn failed, and a retry meets the restarted agent.
+      if (link.signal.aborted) throw catalogueError("turn_failed", "The agent exited while opening a session.");
       throw catalogueError("intern_rejected", `The agent refused to open a session: ${messageOf(error)}`);
     }
     const session = remember(created.sessionId, link.generation);
@@ -140,6 +142,7 @@ export function createSessionTable(cwd: string): SessionTable {
       else if (capabilities?.loadSession) adopt(session, (await link.agent.request(acp.methods.agent.session.load, request)) ?? {});
       else throw new Error("the agent can neither resume nor load sessions");
     } catch (error) {
+      if (link.signal.aborted) throw catalogueError("turn_failed", "The agent exited while continuing the session.");
       throw catalogueError("not_found", `The session could not be continued: ${messageOf(error)}.`);
     }
     session.generation = link.generation;

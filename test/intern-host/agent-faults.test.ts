@@ -79,6 +79,17 @@ describe("agent faults", () => {
     }
   });
 
+  it("maps an agent that exits while opening a session to turn_failed, not a refusal, and serves the retry", async () => {
+    const test = await startTestHost(scriptedAgentCommand("--crash-new-session-once", join(scratchDir(), "crashed")));
+    try {
+      expect(await failureOf(() => test.start("say hi"))).toMatchObject({ status: 502, reason: "turn_failed", message: "The agent exited while opening a session." });
+      await test.until((status) => status.agentReady);
+      expect(contentOf(await test.start("say hi"))).toBe("hi");
+    } finally {
+      await test.close();
+    }
+  });
+
   it("refuses runs with turn_failed when the agent cannot be started", async () => {
     const test = await startTestHost(join(scratchDir(), "no-such-agent"));
     try {

@@ -25,7 +25,8 @@
  *   error MESSAGE                  fails the prompt with a JSON-RPC error
  *
  * argv: --modes a,b|none (default default,bypassPermissions) --resume --load
- * --refuse-new-session --model NAME
+ * --refuse-new-session --model NAME --crash-new-session-once MARKER_FILE (exits during the first
+ * session/new of all its restarts, leaving MARKER_FILE so the next agent does not)
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -215,6 +216,11 @@ const app = acp
   }))
   .onRequest(acp.methods.agent.session.new, () => {
     if (flag("--refuse-new-session")) throw acp.RequestError.internalError(undefined, "no sessions today");
+    const crashMarker = value("--crash-new-session-once");
+    if (crashMarker && !existsSync(crashMarker)) {
+      writeFileSync(crashMarker, "");
+      process.exit(1);
+    }
     const sessionId = `scripted-${process.pid}-${nextSession++}`;
     return { sessionId, ...sessionState(sessionId, "no") };
   })
