@@ -44,6 +44,10 @@ export interface RunLog {
   readonly streamEndWaiting: boolean;
   /** Resolves at the next append; rejects when `signal` aborts. */
   changed(signal: AbortSignal): Promise<void>;
+  /** Bytes of the events waiting for a reader. */
+  readonly waitingBytes: number;
+  /** Drops every waiting event: nobody can read them any more. */
+  discard(): void;
 }
 
 /** Taken slots are reclaimed in bulk once this many pile up, so a reader that trails a long run does not keep them all. */
@@ -129,6 +133,15 @@ export function createRunLog(options: RunLogOptions): RunLog {
     },
     get streamEndWaiting() {
       return streamEndsWaiting > 0;
+    },
+    get waitingBytes() {
+      return waitingBytes;
+    },
+    discard() {
+      waiting = [];
+      head = 0;
+      waitingBytes = 0;
+      streamEndsWaiting = 0;
     },
     changed(signal) {
       if (head < waiting.length) return Promise.resolve();

@@ -65,6 +65,8 @@ export interface Run {
   readonly paused: boolean;
   /** Cancellation was asked for (caller, deadline, reader gone, withdrawn question). */
   readonly cancelling: boolean;
+  /** Bytes of output waiting for a reader; none once the run has ended with nobody left to read them. */
+  readonly retainedBytes: number;
   /** Adds agent output (content, reasoning, tool activity). */
   append(kind: RunEventKind): void;
   /** The prompt is with the agent: the stream opens after a short grace even if no output comes. */
@@ -136,6 +138,9 @@ export function createRun(options: RunOptions): Run {
     },
     get cancelling() {
       return cancelMessage !== undefined;
+    },
+    get retainedBytes() {
+      return log.waitingBytes;
     },
     append(kind) {
       if (ended) return;
@@ -291,6 +296,10 @@ export function createRun(options: RunOptions): Run {
       streamOpen = true;
       log.appendTerminal(terminal);
     }
+    // The session keeps its last run until the next one: output nobody can
+    // attach to any more (a question closed while no caller was reading) would
+    // otherwise stay in memory until then, up to --replay-bytes per session.
+    if (reader === undefined) log.discard();
     announceOpen();
     options.onEnded(run);
   }
@@ -320,6 +329,7 @@ export function createRun(options: RunOptions): Run {
         // run is cancelled like any stream its caller left.
         reader = undefined;
         if (!ended) run.cancel("The caller went away while the run was streaming.");
+        else log.discard();
       }
     }
   }

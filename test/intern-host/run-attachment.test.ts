@@ -108,6 +108,31 @@ describe("run attachment", () => {
     expect(kinds).toEqual(["started", "content", "failed"]);
   });
 
+  it("drops output nobody can read any more once the run has ended, and keeps what a reader may still take", async () => {
+    vi.useFakeTimers();
+    const { run, ask } = makeRun();
+    const signal = new AbortController().signal;
+    const answered = ask();
+    for await (const event of run.firstStream(signal)) void event;
+    // Output the agent writes while it asks waits for the stream of the answer.
+    run.append({ case: "content", value: "x".repeat(1_000) });
+    expect(run.retainedBytes).toBeGreaterThan(1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(answered).resolves.toBe("cancelled");
+    run.finish("cancelled", undefined, undefined);
+    expect([run.ended, run.retainedBytes]).toEqual([true, 0]);
+
+    // A reader that leaves an ended run before its terminal event leaves nothing behind either.
+    const streamed = makeRun().run;
+    const reading = streamed.firstStream(signal);
+    streamed.append({ case: "content", value: "y".repeat(1_000) });
+    streamed.finish("end_turn", undefined, undefined);
+    expect((await reading.next()).value?.kind.case).toBe("started");
+    expect(streamed.retainedBytes).toBeGreaterThan(1_000);
+    await reading.return(undefined);
+    expect(streamed.retainedBytes).toBe(0);
+  });
+
   it("reports each change of paused once, whichever way the question ends", async () => {
     vi.useFakeTimers();
     const signal = new AbortController().signal;
