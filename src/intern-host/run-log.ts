@@ -104,9 +104,12 @@ export function createRunLog(options: RunLogOptions): RunLog {
         waitingBytes += bytes;
         return true;
       }
-      const event = numbered(kind);
+      const event = create(RunEventSchema, { kind });
       const bytes = eventBytes(event);
-      if (waitingBytes + bytes > options.capBytes) return overflow();
+      // The cap bounds what piles up behind a reader: one event larger than it
+      // still goes to a reader that has taken everything else.
+      if (waitingBytes > 0 && waitingBytes + bytes > options.capBytes) return overflow();
+      event.seq = nextSeq++;
       enqueue(event, bytes);
       return true;
     },

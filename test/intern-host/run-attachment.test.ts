@@ -133,6 +133,24 @@ describe("run attachment", () => {
     expect(streamed.retainedBytes).toBe(0);
   });
 
+  it("hands one event larger than the replay bytes to a reader that has taken the rest, and numbers events without gaps", async () => {
+    const { run } = makeRun({ replayBytes: 100 });
+    const signal = new AbortController().signal;
+    const reading = run.firstStream(signal);
+    run.promptSent();
+    run.append({ case: "content", value: "a" });
+    expect((await reading.next()).value?.kind.case).toBe("started");
+    expect((await reading.next()).value).toMatchObject({ seq: 2n, kind: { case: "content", value: "a" } });
+    run.append({ case: "activity", value: { toolCallId: "t", title: "x".repeat(500), status: "in_progress" } });
+    expect((await reading.next()).value).toMatchObject({ seq: 3n, kind: { case: "activity" } });
+    // Past the cap behind a waiting event, the output overflows; the terminal event still takes the next number.
+    run.append({ case: "content", value: "b" });
+    run.append({ case: "activity", value: { toolCallId: "t", title: "y".repeat(500), status: "completed" } });
+    run.finish("end_turn", undefined, undefined);
+    expect((await reading.next()).value).toMatchObject({ seq: 4n, kind: { case: "content", value: "b" } });
+    expect((await reading.next()).value).toMatchObject({ seq: 5n });
+  });
+
   it("reports each change of paused once, whichever way the question ends", async () => {
     vi.useFakeTimers();
     const signal = new AbortController().signal;
