@@ -1,5 +1,7 @@
+import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { maxConcurrentStreams } from "../src/server/grpc-listener.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 
 let t: TestServer;
@@ -49,5 +51,43 @@ describe("requests refused before any route runs still get the JSON envelope", (
     const answer = await rawExchange(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20 * 1024)}\r\n\r\n`);
     expect(answer).toMatch(/^HTTP\/1\.1 431 /);
     expect(envelopeOf(answer)).toEqual({ error: { code: 431, message: "The request headers are too large.", metadata: { reason: "headers_too_large", retryable: false } } });
+  });
+});
+
+describe("bounds on what a client may make the server hold", () => {
+  /** Announces a body of `length` bytes, sends 1 KiB of it, and returns the status the server answers with meanwhile. */
+  function statusBeforeTheBody(path: string, length: number, key?: string): Promise<number> {
+    const { hostname, port } = new URL(t.httpUrl);
+    const authorization = key ? `Authorization: Bearer ${key}\r\n` : "";
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: hostname, port: Number(port) }, () => {
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${authorization}\r\n{"input":"${"a".repeat(1024)}`);
+      });
+      socket.setEncoding("utf8");
+      socket.once("data", (chunk: string) => {
+        resolve(Number(chunk.split(" ")[1]));
+        socket.destroy();
+      });
+      socket.on("error", reject);
+      // Generous: without the check the server waits for the rest of the body, minutes away.
+      setTimeout(() => (socket.destroy(), resolve(0)), 10_000).unref();
+    });
+  }
+
+  it("refuses a stranger's large speech or video body before reading it", async () => {
+    for (const path of ["/api/v1/audio/speech", "/api/v1/videos"]) {
+      expect(await statusBeforeTheBody(path, 15 * 1024 * 1024)).toBe(401);
+      expect(await statusBeforeTheBody(path, 15 * 1024 * 1024, "sb-v1-not-a-key")).toBe(401);
+    }
+  });
+
+  it("caps the streams one HTTP/2 connection may open on the gRPC listener", async () => {
+    const session = http2.connect(t.grpcUrl);
+    try {
+      const settings = await new Promise<http2.Settings>((resolve) => session.once("remoteSettings", resolve));
+      expect(settings.maxConcurrentStreams).toBe(maxConcurrentStreams);
+    } finally {
+      session.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Transport } from "@connectrpc/connect";
-import { asBridgeRefusal, refuse } from "./bridge-refusal.js";
+import { accessRefusalOf, asBridgeRefusal, refuse } from "./bridge-refusal.js";
 import { frameworkError } from "./framework-error.js";
 import { noRoute } from "./no-route.js";
 import { registerMembersRoute } from "./members-route.js";
@@ -26,6 +26,16 @@ export async function bridgePlugin(app: FastifyInstance, options: BridgeOptions)
     return refusal ? refuse(request, reply, asBridgeRefusal(refusal)) : sendError(reply, error);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));
+  // Speech and video take bodies up to 16 MiB: one that large (or of unknown
+  // length) is read only once the core has let the caller in, so a stranger
+  // cannot make the server hold 16 MiB per connection. Smaller ones are read
+  // first, as the probe costs a core call.
+  app.addHook("onRequest", async (request, reply) => {
+    const length = Number(request.headers["content-length"] ?? 0);
+    if (length <= request.server.initialConfig.bodyLimit! && request.headers["transfer-encoding"] === undefined) return;
+    const refusal = await accessRefusalOf(request);
+    if (refusal) return sendError(reply, refusal);
+  });
   const openApiDocument = readOpenApiDocument();
   addOpenApiSchemas(app, openApiDocument);
   registerMembersRoute(app, options.transport);

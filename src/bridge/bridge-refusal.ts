@@ -42,15 +42,21 @@ function isAccessRefusal(error: unknown): boolean {
  * under /interns"), while the rules stay in the core's interceptor.
  */
 export async function refuse(request: FastifyRequest, reply: FastifyReply, error: unknown): Promise<FastifyReply> {
-  const probe = request.routeOptions.config.accessProbe;
-  if (probe && typeof error === "object" && error !== null && madeHere.has(error)) {
-    const access = await probe(request).then(
-      () => undefined,
-      (refusal: unknown) => (isAccessRefusal(refusal) ? refusal : undefined),
-    );
+  if (typeof error === "object" && error !== null && madeHere.has(error)) {
+    const access = await accessRefusalOf(request);
     if (access) return sendError(reply, access);
   }
   return sendError(reply, error);
+}
+
+/** The core's 401, 403 or bare programme 404 for this caller on this route, if it has one. */
+export async function accessRefusalOf(request: FastifyRequest): Promise<unknown> {
+  const probe = request.routeOptions.config.accessProbe;
+  if (!probe) return undefined;
+  return probe(request).then(
+    () => undefined,
+    (refusal: unknown) => (isAccessRefusal(refusal) ? refusal : undefined),
+  );
 }
 
 /** Reads the first event of a server stream, then lets the call go: enough for the core's interceptors to decide. */

@@ -28,6 +28,12 @@ export interface RunningInternHost {
 }
 
 /**
+ * The largest request a gateway sends: an answer within the chat route's
+ * 1 MiB body, or a prompt of 32,000 characters, with room for framing.
+ */
+const hostReadMaxBytes = 1024 * 1024 + 64 * 1024;
+
+/**
  * Starts `switchboard intern-host`: InternHostService over cleartext HTTP/2
  * (gRPC, Connect and gRPC-Web), in front of one ACP agent. The agent is
  * started right away but not awaited: the host comes up even while its agent
@@ -37,7 +43,9 @@ export async function startInternHost(options: InternHostOptions): Promise<Runni
   const registry = options.metricsListen && new Registry();
   if (registry) collectDefaultMetrics({ register: registry });
   const host = createInternHostRoutes(registry ? { ...options, metricsRegistry: registry } : options);
-  const server = http2.createServer(connectNodeAdapter({ routes: host.routes }));
+  // Connect reads a request before the token check runs, and its default
+  // limit is 4 GiB: a stranger's 400 MiB CancelRun took the host to 2 GB.
+  const server = http2.createServer({ settings: { maxConcurrentStreams: 1_000 } }, connectNodeAdapter({ routes: host.routes, readMaxBytes: hostReadMaxBytes }));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);

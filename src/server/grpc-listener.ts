@@ -10,13 +10,16 @@ export interface GrpcListener {
   close(graceMs: number): Promise<void>;
 }
 
+/** Streams one client connection may hold open at once; Node's default is unbounded. */
+export const maxConcurrentStreams = 1_000;
+
 /**
  * gRPC, Connect and gRPC-Web over cleartext HTTP/2 (h2c), which grpc-js and
  * other native gRPC clients need. Node cannot serve HTTP/1.1 and h2c on one
  * plain port, hence a listener of its own.
  */
 export function createGrpcListener(routes: (router: ConnectRouter) => void, routerOptions: ConnectRouterOptions): GrpcListener {
-  const server = createServer(connectNodeAdapter({ ...routerOptions, routes }));
+  const server = createServer({ settings: { maxConcurrentStreams } }, connectNodeAdapter({ ...routerOptions, routes }));
   const sessions = new Set<ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);

@@ -24,6 +24,9 @@ export interface HttpListenerOptions {
   bodyLimit: number;
 }
 
+/** How long a client may take to send a whole request; past it, 408 `request_timeout`. */
+export const requestTimeoutMs = 120_000;
+
 /**
  * The HTTP/1.1 listener: the `/api/v1` bridge, Connect and gRPC-Web for the
  * core services, and the operational endpoints.
@@ -60,6 +63,10 @@ export async function createHttpListener(options: HttpListenerOptions): Promise<
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     forceCloseConnections: "idle",
     bodyLimit: options.bodyLimit,
+    // Fastify turns off Node's bound on receiving a request; without one a
+    // client trickling a body holds it in memory for as long as it likes.
+    // Two minutes carry the largest body (16 MiB) at about 1 Mbit/s.
+    requestTimeout: requestTimeoutMs,
     requestIdHeader: "x-request-id",
     // Any client may send an id; keep it short and printable.
     genReqId: () => crypto.randomUUID(),
