@@ -71,6 +71,7 @@ export async function startVideo(config: ServerConfig, store: Store, logger: Log
         dataDir: config.dataDir,
         ttlSeconds: config.videoJobTtlSeconds,
         logger: log,
+        allowPrivateDestinations: config.webhookAllowPrivate,
       },
       close,
     };

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { CreateVideoRequest, VideoFrameImage as FrameImageMessage, VideoInputReference as InputReferenceMessage, VideoUrl } from "../../gen/switchboard/v1/video_pb.js";
 import {
@@ -12,7 +13,7 @@ import {
   type VideoModelCapabilities,
   type VideoModelRegistry,
 } from "../../providers/video/index.js";
-import { OutboundUrlError, parseOutboundUrl } from "../../providers/webhook/index.js";
+import { classifyAddress, hostOf, isAddressAllowed, OutboundUrlError, parseOutboundUrl } from "../../providers/webhook/index.js";
 import { catalogueError } from "../error-catalogue.js";
 import { nulTextPath } from "../text-rules.js";
 import { observabilityIdsOf } from "../observability-ids.js";
@@ -35,6 +36,8 @@ export interface VideoRequestContext {
   models: Pick<VideoModelRegistry, "get" | "list">;
   /** The `x-session-id` header; the body's `session_id` wins over it. */
   sessionHeader: string | null;
+  /** Webhooks may go to private, loopback and link-local addresses (`WEBHOOK_ALLOW_PRIVATE=1`). */
+  allowPrivateDestinations?: boolean;
 }
 
 /** Tracing keys the spec names; they must be strings. Other keys pass through as custom metadata. */
@@ -150,16 +153,22 @@ function upscalingMembers(request: CreateVideoRequest, model: VideoModel): Pick<
   return { ...(creativity !== undefined && { creativity }), ...(upscaleFactor !== undefined && { upscale_factor: upscaleFactor }) };
 }
 
-function callbackUrlOf(request: CreateVideoRequest): string | undefined {
+function callbackUrlOf(request: CreateVideoRequest, allowPrivate: boolean): string | undefined {
   if (request.callbackUrl === undefined) return undefined;
+  let host: string;
   try {
-    // Syntax only: where the host resolves is checked when the webhook is sent, since DNS may answer differently then.
-    parseOutboundUrl(request.callbackUrl);
-    return request.callbackUrl;
+    host = hostOf(parseOutboundUrl(request.callbackUrl));
   } catch (error) {
     if (error instanceof OutboundUrlError) invalid(`callback_url: ${error.message}`);
     throw error;
   }
+  // A host name is resolved when the webhook is sent, since DNS may answer
+  // differently then; an address written out can be refused now, before the
+  // job is charged for a webhook that could never be delivered.
+  if (isIP(host) !== 0 && !isAddressAllowed(host, { allowPrivate })) {
+    invalid(`callback_url: the address ${host} is not public (${classifyAddress(host).replace("_", "-")}), which is not allowed.`);
+  }
+  return request.callbackUrl;
 }
 
 /**
@@ -205,7 +214,7 @@ export function parseVideoRequest(request: CreateVideoRequest, context: VideoReq
     ...(references.length > 0 && { input_references: references }),
     ...(provider && { provider }),
   };
-  const callbackUrl = callbackUrlOf(request);
+  const callbackUrl = callbackUrlOf(request, context.allowPrivateDestinations ?? false);
   const nulAt = nulTextPath({ ...generation, callback_url: callbackUrl, session_id: sessionId, user, trace: request.trace }, "");
   if (nulAt) invalid(`${nulAt.slice(1)} must not contain the NUL character (U+0000).`);
   const defaultSize = capabilities.defaultSize === undefined ? undefined : parseVideoSize(capabilities.defaultSize);

@@ -37,6 +37,8 @@ export interface VideoServiceOptions {
   ttlSeconds: number;
   /** One line per submission: ids, model, cost; never the prompt. */
   logger?: Pick<Logger, "info">;
+  /** Webhooks may go to private, loopback and link-local addresses (`WEBHOOK_ALLOW_PRIVATE=1`). */
+  allowPrivateDestinations?: boolean;
 }
 
 function contentStart(contentLength: number) {
@@ -105,7 +107,11 @@ export function createVideoService(options: VideoServiceOptions): ServiceImpl<ty
   return {
     async createVideo(request, context) {
       const caller = callerOf(context);
-      const validated = parseVideoRequest(request, { models: options.models, sessionHeader: context.requestHeader.get("x-session-id") });
+      const validated = parseVideoRequest(request, {
+        models: options.models,
+        sessionHeader: context.requestHeader.get("x-session-id"),
+        allowPrivateDestinations: options.allowPrivateDestinations,
+      });
       const span = startTracedOperation(options.tracer, callSpanOf(context), "video.submit", validated);
       span.setAttribute("switchboard.model", validated.model.id);
       let failure: unknown;
