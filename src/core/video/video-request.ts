@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { CreateVideoRequest, VideoFrameImage as FrameImageMessage, VideoInputReference as InputReferenceMessage, VideoUrl } from "../../gen/switchboard/v1/video_pb.js";
 import {
@@ -13,7 +12,7 @@ import {
   type VideoModelCapabilities,
   type VideoModelRegistry,
 } from "../../providers/video/index.js";
-import { classifyAddress, hostOf, isAddressAllowed, OutboundUrlError, parseOutboundUrl } from "../../providers/webhook/index.js";
+import { checkAddressLiteral, OutboundUrlError, parseOutboundUrl } from "../../providers/webhook/index.js";
 import { catalogueError } from "../error-catalogue.js";
 import { nulTextPath } from "../text-rules.js";
 import { observabilityIdsOf } from "../observability-ids.js";
@@ -155,20 +154,15 @@ function upscalingMembers(request: CreateVideoRequest, model: VideoModel): Pick<
 
 function callbackUrlOf(request: CreateVideoRequest, allowPrivate: boolean): string | undefined {
   if (request.callbackUrl === undefined) return undefined;
-  let host: string;
   try {
-    host = hostOf(parseOutboundUrl(request.callbackUrl));
+    // An address written out is refused now, before the job is charged for a
+    // webhook that could never be delivered; a host name is checked when sent.
+    checkAddressLiteral(parseOutboundUrl(request.callbackUrl), { allowPrivate });
+    return request.callbackUrl;
   } catch (error) {
     if (error instanceof OutboundUrlError) invalid(`callback_url: ${error.message}`);
     throw error;
   }
-  // A host name is resolved when the webhook is sent, since DNS may answer
-  // differently then; an address written out can be refused now, before the
-  // job is charged for a webhook that could never be delivered.
-  if (isIP(host) !== 0 && !isAddressAllowed(host, { allowPrivate })) {
-    invalid(`callback_url: the address ${host} is not public (${classifyAddress(host).replace("_", "-")}), which is not allowed.`);
-  }
-  return request.callbackUrl;
 }
 
 /**

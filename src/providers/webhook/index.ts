@@ -1,5 +1,6 @@
 export { classifyAddress, isAddressAllowed, type AddressClass, type AddressPolicy } from "./address-class.js";
 export {
+  checkAddressLiteral,
   checkOutboundUrl,
   hostOf,
   OutboundUrlError,

@@ -77,6 +77,17 @@ function refuse(address: string): OutboundUrlError {
 }
 
 /**
+ * Refuses a destination whose host is written as an address outside the
+ * allowed classes; a host name is left to {@link resolveAllowedAddresses} at
+ * connect time, since DNS may answer differently then. Synchronous, so the
+ * core can refuse at submit with no I/O.
+ */
+export function checkAddressLiteral(url: URL, options: Pick<OutboundAddressOptions, "allowPrivate"> = {}): void {
+  const host = hostOf(url);
+  if (isIP(host) !== 0 && !isAddressAllowed(host, options)) throw refuse(host);
+}
+
+/**
  * Resolves a host and returns its addresses only if every one is allowed: a
  * name that mixes public and internal answers is refused whole, since the
  * connection could pick either. IP literals are checked without DNS.
