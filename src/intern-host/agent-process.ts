@@ -42,6 +42,11 @@ export interface AgentProcess {
   ready(): Promise<AgentLink>;
   /** The current link when the agent is up and initialized. */
   current(): AgentLink | undefined;
+  /**
+   * Terminates the current incarnation (SIGTERM, then SIGKILL) and hands out
+   * no more of it; the supervisor starts the next one as after any exit.
+   */
+  restart(reason: string): void;
   /** Stops restarting and terminates the agent. */
   close(): Promise<void>;
 }
@@ -160,6 +165,13 @@ export function createAgentProcess(options: AgentProcessOptions): AgentProcess {
     current() {
       return link && !link.signal.aborted ? link : undefined;
     },
+    restart(reason) {
+      const running = child;
+      if (!running || !isRunning(running)) return;
+      logger.warn({ generation, reason }, "restarting the agent");
+      link = undefined;
+      terminate(running);
+    },
     async close() {
       closed = true;
       if (restartTimer) clearTimeout(restartTimer);
@@ -167,12 +179,17 @@ export function createAgentProcess(options: AgentProcessOptions): AgentProcess {
       const running = child;
       link = undefined;
       if (!running || !isRunning(running)) return;
-      const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()));
-      running.kill("SIGTERM");
-      const force = setTimeout(() => running.kill("SIGKILL"), killGraceMs);
-      await exited.finally(() => clearTimeout(force));
+      await terminate(running);
     },
   };
+}
+
+/** SIGTERM, then SIGKILL if the agent is still there after a grace period; settles when it exited. */
+function terminate(running: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()));
+  running.kill("SIGTERM");
+  const force = setTimeout(() => running.kill("SIGKILL"), killGraceMs);
+  return exited.finally(() => clearTimeout(force));
 }
 
 function isRunning(agentChild: ChildProcess): boolean {

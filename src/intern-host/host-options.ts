@@ -28,6 +28,8 @@ export interface InternHostRoutesOptions {
   replayBytes?: number;
   /** Runs the host holds open across a question at once (`--max-paused-runs`); default 32. */
   maxPausedRuns?: number;
+  /** Seconds the agent may take to confirm a `session/cancel` before the host ends the run itself; default 10. */
+  cancelGraceSeconds?: number;
   /** ACP mode ids to prefer per approval mode, replacing the defaults of that mode. */
   modePreferences?: { selfDrive?: readonly string[]; manual?: readonly string[] };
   logger?: HostLogger;
@@ -44,6 +46,7 @@ export interface ResolvedHostOptions {
   readonly interactionDeadlineMs: number;
   readonly replayBytes: number;
   readonly maxPausedRuns: number;
+  readonly cancelGraceMs: number;
   readonly modePreferences: ModePreferences;
   readonly logger: HostLogger;
 }
@@ -57,6 +60,7 @@ export const hostDefaults = {
   interactionDeadlineSeconds: 300,
   replayBytes: 1_048_576,
   maxPausedRuns: 32,
+  cancelGraceSeconds: 10,
 } as const;
 
 const modeList = z.array(z.string().min(1)).min(1).readonly();
@@ -68,6 +72,7 @@ const optionsSchema = z.object({
   interactionDeadlineSeconds: z.number().positive().max(86_400).default(hostDefaults.interactionDeadlineSeconds),
   replayBytes: z.number().int().positive().default(hostDefaults.replayBytes),
   maxPausedRuns: z.number().int().nonnegative().default(hostDefaults.maxPausedRuns),
+  cancelGraceSeconds: z.number().positive().max(3_600).default(hostDefaults.cancelGraceSeconds),
   modePreferences: z.object({ selfDrive: modeList.optional(), manual: modeList.optional() }).optional(),
 });
 
@@ -89,6 +94,7 @@ export function resolveHostOptions(options: InternHostRoutesOptions): ResolvedHo
     interactionDeadlineMs: Math.round(parsed.interactionDeadlineSeconds * 1000),
     replayBytes: parsed.replayBytes,
     maxPausedRuns: parsed.maxPausedRuns,
+    cancelGraceMs: Math.round(parsed.cancelGraceSeconds * 1000),
     modePreferences: {
       selfDrive: parsed.modePreferences?.selfDrive ?? defaultModePreferences.selfDrive,
       manual: parsed.modePreferences?.manual ?? defaultModePreferences.manual,

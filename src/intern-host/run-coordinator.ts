@@ -46,6 +46,10 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
   const { logger } = options;
   const sessions = createSessionTable(options.cwd);
   let closing = false;
+  /** Sessions being opened or revived: a restart now would fail them. */
+  let openings = 0;
+  /** Sessions whose turn outlived its cancellation (`cancelIgnored`). */
+  let ignoredTurns = 0;
 
   const handlers: AgentClientHandlers = {
     sessionUpdate(notification) {
@@ -141,6 +145,43 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
     } finally {
       session.turnInFlight = false;
       session.toolTitles.clear();
+      if (session.cancelIgnored) {
+        session.cancelIgnored = false;
+        ignoredTurns--;
+      }
+      restartIfOnlyIgnoredTurns();
+    }
+  }
+
+  /**
+   * A turn whose `session/cancel` the agent ignored keeps its session busy:
+   * ACP updates carry no turn id, so a new prompt on it would mix the old
+   * turn's late output into the new one. Only a new agent frees it. The
+   * restart waits until every turn in flight is such a turn, so it never
+   * cuts short a turn that is still serving a caller; sessions then continue
+   * on the new agent with resume or load, as after a crash.
+   */
+  function restartIfOnlyIgnoredTurns(): void {
+    if (ignoredTurns === 0 || openings > 0) return;
+    for (const session of sessions.all()) if (session.turnInFlight && !session.cancelIgnored) return;
+    agent.restart(`the agent ignored session/cancel on ${ignoredTurns} session(s)`);
+  }
+
+  function noteCancelIgnored(session: HostSession): void {
+    if (!session.turnInFlight || session.cancelIgnored) return;
+    session.cancelIgnored = true;
+    ignoredTurns++;
+    logger.warn({ sessionId: session.id }, "the agent did not confirm session/cancel in time; the session stays busy until it does or the agent restarts");
+    restartIfOnlyIgnoredTurns();
+  }
+
+  /** Opens or revives the session of a StartRun, holding off a restart meanwhile. */
+  async function openSession(request: StartRunRequest, link: AgentLink): Promise<HostSession> {
+    openings++;
+    try {
+      return request.sessionId === undefined ? await sessions.openNewSession(link) : await sessions.reserveSession(request.sessionId, link);
+    } finally {
+      openings--;
     }
   }
 
@@ -162,7 +203,13 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
       if (known && sessions.isBusy(known)) throw catalogueError("session_busy", undefined, { retryAfterSeconds: 1 });
     }
     if (sessions.pausedRuns() >= options.maxPausedRuns) throw catalogueError("host_busy", undefined, { retryAfterSeconds: 5 });
-    const session = request.sessionId === undefined ? await sessions.openNewSession(link) : await sessions.reserveSession(request.sessionId, link);
+    let session: HostSession;
+    try {
+      session = await openSession(request, link);
+    } catch (error) {
+      restartIfOnlyIgnoredTurns();
+      throw error;
+    }
     let run: Run;
     try {
       if (signal.aborted) throw catalogueError("client_closed_request");
@@ -171,8 +218,10 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
         approvalMode,
         replayBytes: options.replayBytes,
         interactionDeadlineMs: options.interactionDeadlineMs,
+        cancelGraceMs: options.cancelGraceMs,
         mayPause: () => sessions.pausedRuns() < options.maxPausedRuns,
         cancelTurn: () => void link.agent.notify(acp.methods.agent.session.cancel, { sessionId: session.id }).catch(() => undefined),
+        onCancelIgnored: () => noteCancelIgnored(session),
         onInteractionShown: (interaction) => sessions.rememberInteraction(session, interaction),
         onPausedChanged: (paused) => sessions.notePaused(paused),
         onEnded: (ended) => logger.info({ sessionId: session.id, runId: ended.id }, "run ended"),
@@ -185,6 +234,7 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
       session.turnInFlight = true;
     } finally {
       session.opening = false;
+      restartIfOnlyIgnoredTurns();
     }
     logger.info({ sessionId: session.id, runId: run.id, approvalMode }, "run started");
     const baselineCostUsd = session.costUsd ?? (request.sessionId === undefined ? 0 : undefined);

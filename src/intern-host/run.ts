@@ -32,10 +32,14 @@ export interface RunOptions {
   readonly approvalMode: ApprovalMode;
   readonly replayBytes: number;
   readonly interactionDeadlineMs: number;
+  /** How long the agent may take to confirm a cancellation before the run ends without it. */
+  readonly cancelGraceMs: number;
   /** Whether one more run may be held open across a question (`--max-paused-runs`). */
   mayPause(): boolean;
   /** Asks the agent to cancel the turn (`session/cancel`). */
   cancelTurn(): void;
+  /** Told when the run ended without the agent confirming its cancellation: the agent may still be on the turn. */
+  onCancelIgnored(): void;
   /** Lets the host index the question so an answer can find it. */
   onInteractionShown(interaction: Interaction): void;
   onEnded(run: Run): void;
@@ -91,9 +95,6 @@ export interface Run {
  * stream to open within its request budget.
  */
 const streamOpenGraceMs = 2_000;
-
-/** How long an agent may take to confirm a cancellation before the host ends the run itself. */
-const cancelGraceMs = 10_000;
 
 /** The answer that cancels the run, whatever the question, instead of answering it. */
 export const cancelAnswer = "cancel";
@@ -195,7 +196,10 @@ export function createRun(options: RunOptions): Run {
       cancelMessage = message;
       closeQuestions();
       options.cancelTurn();
-      cancelGrace = setTimeout(() => run.fail("run_ended", message), cancelGraceMs);
+      cancelGrace = setTimeout(() => {
+        run.fail("run_ended", message);
+        options.onCancelIgnored();
+      }, options.cancelGraceMs);
     },
     finish(stopReason, usage, model) {
       if (cancelMessage !== undefined) run.fail("run_ended", cancelMessage, usage);

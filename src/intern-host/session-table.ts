@@ -19,6 +19,8 @@ export interface HostSession {
   opening: boolean;
   /** `session/prompt` is outstanding, even after the run was ended by the host. */
   turnInFlight: boolean;
+  /** The run was ended after the agent ignored its `session/cancel`, and `session/prompt` is still outstanding. */
+  cancelIgnored: boolean;
   /** Titles of the turn's tool calls, for permission requests that carry none. */
   readonly toolTitles: Map<string, string>;
   /** Shown questions, settled ones included (by id and state only), so late answers get `interaction_not_pending`. */
@@ -51,7 +53,7 @@ export interface SessionTable {
   notePaused(paused: boolean): void;
   /** Runs that have not ended, paused ones included. */
   activeRuns(): number;
-  /** Opens a new ACP session; an agent that refuses is `intern_rejected`. */
+  /** Opens a new ACP session (left `opening` for the caller to release, as `reserveSession` does); an agent that refuses is `intern_rejected`. */
   openNewSession(link: AgentLink): Promise<HostSession>;
   /** Reserves a session the caller names (left `opening` for the caller to release), reviving it on the current agent when needed. */
   reserveSession(sessionId: string, link: AgentLink): Promise<HostSession>;
@@ -96,6 +98,7 @@ export function createSessionTable(cwd: string): SessionTable {
       run: undefined,
       opening: false,
       turnInFlight: false,
+      cancelIgnored: false,
       toolTitles: new Map(),
       interactions: new Map(),
     };
@@ -129,6 +132,8 @@ export function createSessionTable(cwd: string): SessionTable {
       throw catalogueError("intern_rejected", `The agent refused to open a session: ${messageOf(error)}`);
     }
     const session = remember(created.sessionId, link.generation);
+    // Busy from the start: until its run is set up, the table must not forget it for an idle one.
+    session.opening = true;
     adopt(session, created);
     return session;
   }

@@ -50,6 +50,23 @@ export async function startTestHost(agent: string, options: Partial<InternHostOp
   };
 }
 
+/** Starts a run, reads it up to its first content event, and leaves the rest of the stream to `done`. */
+export async function startStreaming(test: TestHost, prompt: string, sessionId?: string): Promise<{ session: string; done: Promise<RunEvent[]> }> {
+  const events: RunEvent[] = [];
+  const stream = test.client.startRun({ prompt, sessionId, approvalMode: "self-drive" }, { headers: { authorization: `Bearer ${test.token}` } });
+  const iterator = stream[Symbol.asyncIterator]();
+  for (;;) {
+    const { value } = await iterator.next();
+    events.push(value!.event!);
+    if (value!.event!.kind.case === "content") break;
+  }
+  const done = (async () => {
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) events.push(next.value.event!);
+    return events;
+  })();
+  return { session: sessionOf(events), done };
+}
+
 /** A fresh directory for gates and agent working directories. */
 export function scratchDir(): string {
   return mkdtempSync(join(tmpdir(), "intern-host-test-"));

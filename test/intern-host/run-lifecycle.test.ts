@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/gen/switchboard/host/v1/host_pb.js";
 import { scriptedAgentCommand } from "../support/scripted-agent-command.js";
-import { contentOf, failureOf, interactionOf, lastOf, openGate, scratchDir, sessionOf, startTestHost, type TestHost } from "./host-harness.js";
+import { contentOf, failureOf, interactionOf, lastOf, openGate, scratchDir, sessionOf, startStreaming, startTestHost, type TestHost } from "./host-harness.js";
 
 describe("run lifecycle", () => {
   let test: TestHost;
@@ -14,21 +14,7 @@ describe("run lifecycle", () => {
   afterAll(() => test.close());
 
   /** Starts a gated run and returns its session once it is streaming. */
-  async function startGated(gate: string): Promise<{ session: string; done: Promise<RunEvent[]> }> {
-    const events: RunEvent[] = [];
-    const stream = test.client.startRun({ prompt: `say waiting\nwait ${gate}\nsay released`, approvalMode: "self-drive" }, { headers });
-    const iterator = stream[Symbol.asyncIterator]();
-    for (;;) {
-      const { value } = await iterator.next();
-      events.push(value!.event!);
-      if (value!.event!.kind.case === "content") break;
-    }
-    const done = (async () => {
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) events.push(next.value.event!);
-      return events;
-    })();
-    return { session: sessionOf(events), done };
-  }
+  const startGated = (gate: string) => startStreaming(test, `say waiting\nwait ${gate}\nsay released`);
 
   it("allows one running turn per session", async () => {
     const gate = join(scratchDir(), "gate");

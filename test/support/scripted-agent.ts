@@ -25,7 +25,7 @@
  *   error MESSAGE                  fails the prompt with a JSON-RPC error
  *
  * argv: --modes a,b|none (default default,bypassPermissions) --resume --load
- * --refuse-new-session --model NAME --crash-new-session-once MARKER_FILE (exits during the first
+ * --refuse-new-session --ignore-cancel (session/cancel does nothing) --model NAME --crash-new-session-once MARKER_FILE (exits during the first
  * session/new of all its restarts, leaving MARKER_FILE so the next agent does not)
  */
 import { existsSync, writeFileSync } from "node:fs";
@@ -245,7 +245,7 @@ const app = acp
     }
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
-    sessions.get(params.sessionId)?.turn?.abort();
+    if (!flag("--ignore-cancel")) sessions.get(params.sessionId)?.turn?.abort();
   });
 
 const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
