@@ -163,8 +163,16 @@ export function createRunCoordinator(options: ResolvedHostOptions, observe: { on
    */
   function restartIfOnlyIgnoredTurns(): void {
     if (ignoredTurns === 0 || openings > 0) return;
-    for (const session of sessions.all()) if (session.turnInFlight && !session.cancelIgnored) return;
-    agent.restart(`the agent ignored session/cancel on ${ignoredTurns} session(s)`);
+    const link = agent.current();
+    if (!link) return;
+    // Turns of an agent already gone drain by themselves; only this agent's count.
+    let ignoredHere = 0;
+    for (const session of sessions.all()) {
+      if (!session.turnInFlight || session.generation !== link.generation) continue;
+      if (!session.cancelIgnored) return;
+      ignoredHere++;
+    }
+    if (ignoredHere > 0) agent.restart(`the agent ignored session/cancel on ${ignoredHere} session(s)`);
   }
 
   function noteCancelIgnored(session: HostSession): void {
