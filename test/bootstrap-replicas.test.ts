@@ -25,12 +25,14 @@ describe.skipIf(!onPostgres)("the first-start bootstrap of replicas starting tog
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("creates one tenant: the others find it there and print none", async () => {
-    const tenants = await Promise.all(stores.map((store, i) => bootstrapTenant(store, join(dir, String(i)))));
+  it("creates one tenant, without the demo intern no host here serves: the others find it there and print none", async () => {
+    const tenants = await Promise.all(stores.map((store, i) => bootstrapTenant(store, join(dir, String(i)), { demoIntern: false })));
     const created = tenants.filter((tenant) => tenant !== undefined);
     expect(created).toHaveLength(1);
     expect((await stores[0].db.query("SELECT id FROM organizations")).map((row) => row.id)).toEqual([created[0]!.organization_id]);
     const written = tenants.findIndex((tenant) => tenant !== undefined);
     expect(JSON.parse(readFileSync(bootstrapPath(join(dir, String(written))), "utf8"))).toEqual(created[0]);
+    expect(created[0]!.intern_id).toBeUndefined();
+    expect(await stores[0].db.query("SELECT id FROM interns")).toEqual([]);
   });
 });

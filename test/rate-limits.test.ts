@@ -1,8 +1,11 @@
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
+import { pino } from "pino";
 import { ConnectError } from "@connectrpc/connect";
 import { createRateLimiter } from "../src/core/rate-limiter.js";
 import { describeError } from "../src/core/error-catalogue.js";
+import { connectRedis } from "../src/server/redis-client.js";
 
 const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 let a: Redis;
@@ -51,4 +54,33 @@ describe("rate limits", () => {
     expect((await refusal(limiter.consume("mem_1"))).status).toBe(429);
     down.disconnect();
   });
+
+  it("fall back to counting in memory when the server's Redis stops answering, instead of waiting for it", async () => {
+    // A proxy that can go silent while keeping the connection open, as in a partition.
+    const { hostname, port } = new URL(redisUrl);
+    let silent = false;
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(port || 6379), hostname);
+      sockets.add(client).add(upstream);
+      client.on("data", (data) => silent || upstream.write(data));
+      upstream.on("data", (data) => silent || client.write(data));
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const redis = await connectRedis(`redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, pino({ level: "silent" }));
+    try {
+      const limiter = createRateLimiter({ name: `silent-${process.pid}-${Date.now()}`, points: 2, durationSeconds: 60, redis });
+      await limiter.consume("mem_1");
+      silent = true;
+      await limiter.consume("mem_1");
+      await limiter.consume("mem_1");
+      expect((await refusal(limiter.consume("mem_1"))).status).toBe(429);
+    } finally {
+      redis.disconnect();
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+    }
+  }, 10_000);
 });

@@ -14,7 +14,8 @@ export interface BootstrapTenant {
   member_id: string;
   api_key: string;
   management_key: string;
-  intern_id: string;
+  /** The `demo` intern, made only on the embedded store, whose in-process host serves it. */
+  intern_id?: string;
 }
 
 /** Where the bootstrap tenant is written (mode 0600). */
@@ -32,8 +33,11 @@ export async function isEmptyStore(db: Queryable): Promise<boolean> {
 
 /**
  * Creates a development tenant: an organization in the interns programme
- * with credits, an admin member, a standard and a management key, and the
- * `demo` intern (its host endpoint is filled in when the host starts).
+ * with credits, an admin member, a standard and a management key, and, with
+ * `demoIntern`, the `demo` intern (its host endpoint is filled in when the
+ * embedded host starts). Without an embedded host (PostgreSQL) nothing could
+ * ever serve it, and as interns cannot be re-registered it would stand in the
+ * way of the operator's own `demo`.
  *
  * The rows are one transaction and bootstrap.json is in place before it
  * commits: a crash at any point leaves either the whole tenant with its file
@@ -43,7 +47,7 @@ export async function isEmptyStore(db: Queryable): Promise<boolean> {
  * Undefined, and nothing written, when the store is not empty (set up
  * before, or by another process starting at the same time).
  */
-export async function bootstrapTenant(store: Store, dataDir: string): Promise<BootstrapTenant | undefined> {
+export async function bootstrapTenant(store: Store, dataDir: string, options: { demoIntern: boolean }): Promise<BootstrapTenant | undefined> {
   return store.db.transaction(async (tx) => {
     // Replicas started together with --bootstrap: one creates the tenant, the others find it there.
     await takeAdvisoryLock(tx, "bootstrap");
@@ -56,13 +60,13 @@ export async function bootstrapTenant(store: Store, dataDir: string): Promise<Bo
     const managementKey = await apiKeys.create({ orgId, memberId, management: true, grant: false });
     await organizations.setProgramme(orgId, true);
     await organizations.setCredits(orgId, 10);
-    await createInterns(tx).add({ orgId, id: demoInternId, endpoint: "http://127.0.0.1:0", hostToken: "unset", state: "running" });
+    if (options.demoIntern) await createInterns(tx).add({ orgId, id: demoInternId, endpoint: "http://127.0.0.1:0", hostToken: "unset", state: "running" });
     const tenant: BootstrapTenant = {
       organization_id: orgId,
       member_id: memberId,
       api_key: key.secret,
       management_key: managementKey.secret,
-      intern_id: demoInternId,
+      intern_id: options.demoIntern ? demoInternId : undefined,
     };
     writeFileAtomically(bootstrapPath(dataDir), JSON.stringify(tenant, null, 2) + "\n");
     return tenant;

@@ -1,6 +1,5 @@
 import type { ConnectRouter, ConnectRouterOptions, Interceptor } from "@connectrpc/connect";
 import type { FastifyInstance } from "fastify";
-import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DescFile } from "@bufbuild/protobuf";
 import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.js";
@@ -28,6 +27,7 @@ import { createSpeechModelRegistry, loadSpeechModels } from "../providers/speech
 import { openStore, type Store } from "../store/store.js";
 import type { BridgeOptions } from "../bridge/bridge-plugin.js";
 import { resolveAdminToken } from "./admin-token.js";
+import { connectRedis } from "./redis-client.js";
 import { bootstrapTenant, type BootstrapTenant } from "./bootstrap.js";
 import type { ServerConfig } from "./config.js";
 import { createCallRecorder } from "./call-recorder.js";
@@ -91,27 +91,14 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
   try {
     const embedded = !config.databaseUrl;
     let bootstrap: BootstrapTenant | undefined;
-    if (embedded || config.bootstrap) bootstrap = await bootstrapTenant(store, config.dataDir);
+    if (embedded || config.bootstrap) bootstrap = await bootstrapTenant(store, config.dataDir, { demoIntern: embedded });
 
     const metrics = createMetrics({ videoJobs: () => store.videoJobs.countUnfinished() });
     const demoHost = embedded && config.embeddedInternHost ? await startEmbeddedInternHost(store, config.dataDir, logger, metrics.registry) : undefined;
     if (demoHost) cleanups.push(() => demoHost.close());
 
-    const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined;
-    if (redis) {
-      // ioredis reconnects by itself; without a listener each failed attempt would print a stack on stderr.
-      let lastError: Error | undefined;
-      redis.on("error", (error: Error) => {
-        lastError = error;
-        logger.warn({ err: error }, "Redis connection error; rate limits count in memory meanwhile");
-      });
-      await redis.connect().catch((error: Error) => {
-        redis.disconnect();
-        // The URL's host only: it may carry a password.
-        throw new Error(`Redis at ${new URL(config.redisUrl!).host} is unreachable: ${(lastError ?? error).message}`, { cause: error });
-      });
-      cleanups.push(() => redis.quit());
-    }
+    const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+    if (redis) cleanups.push(() => redis.quit());
     const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
     const speechModels = createSpeechModelRegistry(await loadSpeechModels(config.modelsFile), { espeak: { size: config.speechWorkers } });
     cleanups.push(() => speechModels.close());

@@ -46,10 +46,10 @@ describe("first-start bootstrap", () => {
     const store = await openStore({ dataDir: dir });
     try {
       mkdirSync(bootstrapPath(dir)); // in the way of the file
-      await expect(bootstrapTenant(store, dir)).rejects.toThrow();
+      await expect(bootstrapTenant(store, dir, { demoIntern: true })).rejects.toThrow();
       expect(await isEmptyStore(store.db)).toBe(true);
       rmSync(bootstrapPath(dir), { recursive: true });
-      const tenant = (await bootstrapTenant(store, dir))!;
+      const tenant = (await bootstrapTenant(store, dir, { demoIntern: true }))!;
       expect(JSON.parse(readFileSync(bootstrapPath(dir), "utf8"))).toEqual(tenant);
       expect(await store.apiKeys.findByHash(hashKey(tenant.management_key))).toMatchObject({ orgId: tenant.organization_id, kind: "management" });
       expect(await store.interns.find(tenant.organization_id, "demo")).toMatchObject({ state: "running" });
