@@ -113,6 +113,46 @@ describe("gRPC callers", () => {
     expect(chunks[chunks.length - 1]).toMatchObject({ final: true, choices: [], sessionId: expect.any(String) });
   });
 
+  /**
+   * Calls the chat stream over the Connect protocol by hand with a deadline,
+   * reading what the server itself ends the stream with (Connect's clients
+   * enforce deadlines locally, which would hide it).
+   */
+  async function chatWithDeadline(prompt: string, timeoutMs: number) {
+    const message = Buffer.from(JSON.stringify({ internId: h.internId, stream: true, messages: [{ role: "user", content: prompt }] }));
+    const envelope = Buffer.alloc(5 + message.length);
+    envelope.writeUInt32BE(message.length, 1);
+    message.copy(envelope, 5);
+    const response = await fetch(`${h.t.httpUrl}/switchboard.v1.InternChatService/CreateChatCompletion`, {
+      method: "POST",
+      headers: { "content-type": "application/connect+json", "connect-timeout-ms": String(timeoutMs), authorization: `Bearer ${h.t.tenant.api_key}` },
+      body: envelope,
+    });
+    const body = Buffer.from(await response.arrayBuffer());
+    const frames: { end: boolean; json: any }[] = [];
+    for (let at = 0; at < body.length; ) {
+      const length = body.readUInt32BE(at + 1);
+      frames.push({ end: (body[at] & 0x02) !== 0, json: JSON.parse(body.subarray(at + 5, at + 5 + length).toString()) });
+      at += 5 + length;
+    }
+    const end = frames.find((frame) => frame.end)!.json;
+    return { chunks: frames.filter((frame) => !frame.end).map((frame) => frame.json), error: end.error, detail: end.error?.details?.[0] };
+  }
+
+  it("whose deadline passes mid-run are told deadline_exceeded with the detail, not a clean end", async () => {
+    const { chunks, error, detail } = await chatWithDeadline("say started\nsleep 5000\nsay late", 800);
+    expect(chunks.some((chunk) => chunk.chunk?.choices?.[0]?.delta?.content === "started")).toBe(true);
+    expect(error).toMatchObject({ code: "deadline_exceeded", message: "The call's deadline passed before the run ended." });
+    expect(detail?.type).toBe("switchboard.v1.ErrorDetail");
+  });
+
+  it("whose deadline passes before the intern answers are told deadline_exceeded, not intern_rejected", async () => {
+    const { chunks, error, detail } = await chatWithDeadline("sleep 5000", 500);
+    expect(chunks).toEqual([]);
+    expect(error).toMatchObject({ code: "deadline_exceeded", message: "The call's deadline passed before the intern answered." });
+    expect(detail?.type).toBe("switchboard.v1.ErrorDetail");
+  });
+
   it("get refusals from the host as a status with the error detail", async () => {
     const client = createClient(InternChatService, grpcTransportFor(h.t.grpcUrl, h.t.tenant.api_key));
     const error = await (async () => {

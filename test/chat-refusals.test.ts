@@ -259,6 +259,12 @@ describe("chat refusals over gRPC", () => {
     const missing = await refusalOf(t.tenant.api_key, "nobody");
     expect(missing?.findDetails(ErrorDetailSchema)[0]).toMatchObject({ httpStatus: 404, reason: "not_found" });
   });
+
+  it("a huge intern id is not_found with its detail, the id repeated only in part", async () => {
+    const missing = await refusalOf(t.tenant.api_key, "i".repeat(200_000));
+    expect(missing?.findDetails(ErrorDetailSchema)[0]).toMatchObject({ httpStatus: 404, reason: "not_found" });
+    expect(missing?.rawMessage).toBe(`Intern ${"i".repeat(128)}… not found.`);
+  });
 });
 
 describe("bridge framing", () => {

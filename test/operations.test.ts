@@ -114,6 +114,15 @@ describe("operational endpoints", () => {
     expect(await overHttp1.json()).toEqual({ status: "SERVING" });
   });
 
+  it("streams SERVICE_UNKNOWN to a health watch of an unknown service, as the protocol asks", async () => {
+    const health = createClient(Health, grpcTransportFor(t.grpcUrl));
+    const abort = new AbortController();
+    const stream = health.watch({ service: "no.such.Service" }, { signal: abort.signal })[Symbol.asyncIterator]();
+    expect((await stream.next()).value?.status).toBe(HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN);
+    abort.abort();
+    await stream.next().catch(() => undefined);
+  });
+
   it("lists every service through reflection with buf curl", async () => {
     const { stdout } = await run(join(root, "node_modules/.bin/buf"), ["curl", "--http2-prior-knowledge", "--list-methods", t.grpcUrl], { cwd: root });
     for (const method of [

@@ -1,11 +1,28 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../gen/switchboard/admin/v1/admin_pb.js";
-import { parseOutboundUrl } from "../providers/webhook/index.js";
+import { checkAddressLiteral, parseOutboundUrl } from "../providers/webhook/index.js";
 import { internStates, type InternState } from "../store/interns.js";
 import type { Store } from "../store/store.js";
 import { catalogueError } from "./error-catalogue.js";
+import { characterCount, shownId } from "./text-rules.js";
 
 const roles = new Set(["org:admin", "org:member"]);
+/** Above this a balance no longer fits the credits column (numeric(20,6)); far above any real one. */
+const maxCreditsUsd = 1e12;
+
+/** Options for {@link createAdminService}. */
+export interface AdminServiceOptions {
+  /** Default webhook destinations may be private addresses (`WEBHOOK_ALLOW_PRIVATE`), as video submits may. */
+  webhookAllowPrivate?: boolean;
+}
+
+/** PostgreSQL text cannot hold NUL: refused by name here rather than failing in the store. */
+function refuseNul(request: object, context: HandlerContext): void {
+  for (const field of context.method.input.fields) {
+    const value = (request as Record<string, unknown>)[field.localName];
+    if (typeof value === "string" && value.includes("\0")) throw catalogueError("bad_request", `${field.name} must not contain NUL characters.`);
+  }
+}
 
 function required(value: string, name: string): string {
   if (!value.trim()) throw catalogueError("bad_request", `${name} is required.`);
@@ -18,7 +35,7 @@ function internState(value: string): InternState {
 }
 
 async function requireOrganization(store: Store, orgId: string): Promise<void> {
-  if (!(await store.organizations.exists(required(orgId, "org_id")))) throw catalogueError("not_found", `Organization ${orgId} not found.`);
+  if (!(await store.organizations.exists(required(orgId, "org_id")))) throw catalogueError("not_found", `Organization ${shownId(orgId)} not found.`);
 }
 
 /**
@@ -27,8 +44,8 @@ async function requireOrganization(store: Store, orgId: string): Promise<void> {
  * a change notice once it is committed, so it holds on this replica at once
  * and on the others as soon as the notice arrives.
  */
-export function createAdminService(store: Store): ServiceImpl<typeof AdminService> {
-  return {
+export function createAdminService(store: Store, options: AdminServiceOptions = {}): ServiceImpl<typeof AdminService> {
+  const service: ServiceImpl<typeof AdminService> = {
     async createOrganization(request) {
       return { id: await store.organizations.create(required(request.name, "name")) };
     },
@@ -40,7 +57,7 @@ export function createAdminService(store: Store): ServiceImpl<typeof AdminServic
       try {
         id = await store.members.add({ orgId: request.orgId, email: request.email, firstName: request.firstName, lastName: request.lastName, role: request.role });
       } catch (error) {
-        if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `${request.email} is already a member.`);
+        if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `${shownId(request.email)} is already a member.`);
         throw error;
       }
       await store.changes.publish({ kind: "member", orgId: request.orgId, memberId: id });
@@ -48,7 +65,7 @@ export function createAdminService(store: Store): ServiceImpl<typeof AdminServic
     },
     async removeMember(request) {
       if (!(await store.members.remove(required(request.orgId, "org_id"), required(request.memberId, "member_id")))) {
-        throw catalogueError("not_found", `No current member ${request.memberId} in ${request.orgId}.`);
+        throw catalogueError("not_found", `No current member ${shownId(request.memberId)} in ${shownId(request.orgId)}.`);
       }
       await store.changes.publish({ kind: "member", orgId: request.orgId, memberId: request.memberId });
       return {};
@@ -56,18 +73,18 @@ export function createAdminService(store: Store): ServiceImpl<typeof AdminServic
     async createKey(request) {
       await requireOrganization(store, request.orgId);
       if (!(await store.members.isCurrent(request.orgId, required(request.memberId, "member_id")))) {
-        throw catalogueError("not_found", `No current member ${request.memberId} in ${request.orgId}.`);
+        throw catalogueError("not_found", `No current member ${shownId(request.memberId)} in ${shownId(request.orgId)}.`);
       }
       const key = await store.apiKeys.create({ orgId: request.orgId, memberId: request.memberId, management: request.management, grant: request.grant });
       return { id: key.id, key: key.secret };
     },
     async revokeKey(request) {
-      if (!(await store.apiKeys.revoke(required(request.id, "id")))) throw catalogueError("not_found", `No live key ${request.id}.`);
+      if (!(await store.apiKeys.revoke(required(request.id, "id")))) throw catalogueError("not_found", `No live key ${shownId(request.id)}.`);
       await store.changes.publish({ kind: "key", keyId: request.id });
       return {};
     },
     async setProgrammeMembership(request) {
-      if (!(await store.organizations.setProgramme(required(request.orgId, "org_id"), request.member))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
+      if (!(await store.organizations.setProgramme(required(request.orgId, "org_id"), request.member))) throw catalogueError("not_found", `Organization ${shownId(request.orgId)} not found.`);
       await store.changes.publish({ kind: "organization", orgId: request.orgId });
       return {};
     },
@@ -85,7 +102,7 @@ export function createAdminService(store: Store): ServiceImpl<typeof AdminServic
       try {
         await store.interns.add({ orgId: request.orgId, id: request.id, endpoint: request.endpoint, hostToken: request.token, state: internState(request.state ?? "provisioned") });
       } catch (error) {
-        if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `Intern ${request.id} already exists in ${request.orgId}.`);
+        if ((error as { code?: string }).code === "23505") throw catalogueError("bad_request", `Intern ${request.id} already exists in ${shownId(request.orgId)}.`);
         throw error;
       }
       await store.changes.publish({ kind: "intern", orgId: request.orgId, id: request.id });
@@ -93,22 +110,24 @@ export function createAdminService(store: Store): ServiceImpl<typeof AdminServic
     },
     async setInternState(request) {
       const matched = await store.interns.setState(request.orgId || undefined, required(request.id, "id"), internState(request.state));
-      if (matched === 0) throw catalogueError("not_found", `Intern ${request.id} not found.`);
-      if (matched > 1) throw catalogueError("bad_request", `Intern id ${request.id} exists in several organizations: give org_id.`);
+      if (matched === 0) throw catalogueError("not_found", `Intern ${shownId(request.id)} not found.`);
+      if (matched > 1) throw catalogueError("bad_request", `Intern id ${shownId(request.id)} exists in several organizations: give org_id.`);
       await store.changes.publish({ kind: "intern", ...(request.orgId && { orgId: request.orgId }), id: request.id });
       return {};
     },
     async setCredits(request) {
-      if (!Number.isFinite(request.usd) || request.usd < 0) throw catalogueError("bad_request", "usd must be a number of at least 0.");
-      if (!(await store.organizations.setCredits(required(request.orgId, "org_id"), request.usd))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
+      if (!Number.isFinite(request.usd) || request.usd < 0 || request.usd > maxCreditsUsd) throw catalogueError("bad_request", `usd must be a number from 0 to ${maxCreditsUsd}.`);
+      if (!(await store.organizations.setCredits(required(request.orgId, "org_id"), request.usd))) throw catalogueError("not_found", `Organization ${shownId(request.orgId)} not found.`);
       return {};
     },
     async setWebhookSettings(request) {
       const secret = request.signingSecret;
-      if (secret && (secret.length < 16 || secret.length > 256)) throw catalogueError("bad_request", "signing_secret must be 16 to 256 characters.");
+      const secretCharacters = secret ? characterCount(secret, 256) : 0;
+      if (secret && (secretCharacters < 16 || secretCharacters > 256)) throw catalogueError("bad_request", "signing_secret must be 16 to 256 characters.");
       if (request.callbackUrl) {
         try {
-          parseOutboundUrl(request.callbackUrl);
+          // As at video submit: an address written out must be a public one.
+          checkAddressLiteral(parseOutboundUrl(request.callbackUrl), { allowPrivate: options.webhookAllowPrivate });
         } catch (error) {
           throw catalogueError("bad_request", `callback_url: ${(error as Error).message}`);
         }
@@ -118,8 +137,17 @@ export function createAdminService(store: Store): ServiceImpl<typeof AdminServic
         ...(secret !== undefined && { signingSecret: secret || null }),
         ...(request.callbackUrl !== undefined && { callbackUrl: request.callbackUrl || null }),
       };
-      if (!(await store.organizations.setWebhookSettings(required(request.orgId, "org_id"), settings))) throw catalogueError("not_found", `Organization ${request.orgId} not found.`);
+      if (!(await store.organizations.setWebhookSettings(required(request.orgId, "org_id"), settings))) throw catalogueError("not_found", `Organization ${shownId(request.orgId)} not found.`);
       return {};
     },
   };
+  return Object.fromEntries(
+    Object.entries(service).map(([name, method]) => [
+      name,
+      (request: object, context: HandlerContext) => {
+        refuseNul(request, context);
+        return (method as (request: object, context: HandlerContext) => unknown).call(service, request, context);
+      },
+    ]),
+  ) as ServiceImpl<typeof AdminService>;
 }

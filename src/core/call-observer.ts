@@ -1,6 +1,6 @@
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { callerKey } from "./caller.js";
-import { describeError } from "./error-catalogue.js";
+import { describeError, isUnexpectedError, withCatalogueDetail } from "./error-catalogue.js";
 import { onCallEnd, readerLeft } from "./on-call-end.js";
 
 /** How one core call ended, for metrics and the request log (never a key, a prompt or audio). */
@@ -22,6 +22,8 @@ export interface CallRecord {
   requestId?: string;
   /** Until the response ended (the last message of a stream). */
   seconds: number;
+  /** An exception nobody meant to reach a caller (its text is withheld from the caller): for the log. */
+  unexpectedError?: unknown;
 }
 
 /** What the core calls made while serving one HTTP request say about it, for that request's one log line. */
@@ -76,7 +78,8 @@ const codeNames = new Map(Object.entries(Code).filter(([, value]) => typeof valu
 /**
  * Observes every call the core serves, over any listener or the bridge: it
  * runs first in the interceptor chain, so it also sees the auth
- * interceptor's refusals, and a stream counts until its last message.
+ * interceptor's refusals, and a stream counts until its last message. Being
+ * outermost, it also gives every error the catalogue's detail on its way out.
  */
 export function createCallObserver(observer: CallObserver): Interceptor {
   return (next) => async (req) => {
@@ -89,15 +92,17 @@ export function createCallObserver(observer: CallObserver): Interceptor {
       observer.callEnded({
         service: req.service.typeName,
         method: req.method.name,
-        code: error === undefined ? "ok" : (codeNames.get(ConnectError.from(error).code) ?? "unknown"),
+        // The code the caller is sent: an unexpected exception goes out as internal.
+        code: error === undefined ? "ok" : (codeNames.get(withCatalogueDetail(error).code) ?? "unknown"),
         status: described?.status ?? 200,
         reason: described?.reason ?? "",
         orgId: req.contextValues.get(callerKey)?.orgId,
         generationId: notes.generationId,
         requestId: requestId && /^[\w.-]{1,64}$/.test(requestId) ? requestId : undefined,
         seconds: (performance.now() - startedAt) / 1000,
+        unexpectedError: error !== undefined && isUnexpectedError(error) ? error : undefined,
       }, req.contextValues.get(requestCallNotesKey));
     };
-    return onCallEnd(next, req, (outcome) => end(outcome === readerLeft || (outcome === undefined && notes.callerLeft) ? callerLeft : outcome));
+    return onCallEnd(next, req, (outcome) => end(outcome === readerLeft || (outcome === undefined && notes.callerLeft) ? callerLeft : outcome), withCatalogueDetail);
   };
 }

@@ -30,6 +30,8 @@ export interface CoreDependencies {
   speech?: Omit<SpeechServiceOptions, "store" | "tracer">;
   /** VideoService; absent, the service is not served. */
   video?: Omit<VideoServiceOptions, "store" | "tracer">;
+  /** Default webhook destinations may be private addresses (`WEBHOOK_ALLOW_PRIVATE`). */
+  webhookAllowPrivate?: boolean;
   /** Further services (chat, speech, video), registered after the base ones. */
   extraRoutes?: readonly ((router: ConnectRouter) => void)[];
 }
@@ -38,7 +40,7 @@ export interface CoreDependencies {
 export function createCoreRoutes(deps: CoreDependencies): (router: ConnectRouter) => void {
   return (router) => {
     router.service(OrganizationService, createOrganizationService(deps.members));
-    router.service(AdminService, createAdminService(deps.store));
+    router.service(AdminService, createAdminService(deps.store, { webhookAllowPrivate: deps.webhookAllowPrivate }));
     router.service(InternChatService, createInternChatService({ ...deps.chat, interns: deps.interns, tracer: deps.tracer }));
     // Cloning references make speech requests larger than any other message: they get a read limit of their own.
     if (deps.speech) router.service(SpeechService, createSpeechService({ ...deps.speech, store: deps.store, tracer: deps.tracer }), { readMaxBytes: speechLimits.bodyBytes + 64 * 1024 });

@@ -143,6 +143,36 @@ export function describeError(error: unknown): PublicError {
 }
 
 /**
+ * Whether `error` was raised outside the catalogue and outside the Connect
+ * runtime's own refusals: an exception nobody meant to reach a caller (a
+ * store failure, a bug). Its text stays out of responses; it belongs in the log.
+ */
+export function isUnexpectedError(error: unknown): boolean {
+  if (!(error instanceof ConnectError)) return true;
+  return error.findDetails(ErrorDetailSchema).length === 0 && (error.code === Code.Internal || error.code === Code.Unknown);
+}
+
+/**
+ * The error as a caller receives it: with the catalogue's detail, which
+ * errors raised outside the catalogue (the Connect runtime's deadline, an
+ * unexpected exception) lack, so every refusal on gRPC and Connect carries
+ * status, reason and retryable. The code stays the runtime's; an unexpected
+ * exception becomes `internal`, its text withheld.
+ */
+export function withCatalogueDetail(error: unknown): ConnectError {
+  if (error instanceof ConnectError && error.findDetails(ErrorDetailSchema).length > 0) return error;
+  const described = describeError(error);
+  const detail = create(ErrorDetailSchema, {
+    httpStatus: described.status,
+    reason: described.reason,
+    retryable: described.retryable,
+    retryAfterSeconds: described.retryAfterSeconds,
+  });
+  const code = isUnexpectedError(error) ? Code.Internal : (error as ConnectError).code;
+  return new ConnectError(described.message, code, error instanceof ConnectError ? error.metadata : undefined, [{ desc: ErrorDetailSchema, value: detail }], error);
+}
+
+/**
  * The catalogue error for a reason reported by another component (an intern
  * host's RunFailed): by catalogue name first, else by public reason.
  */

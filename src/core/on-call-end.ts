@@ -11,14 +11,20 @@ export const readerLeft: unique symbol = Symbol("the reader left before the stre
  * stream's last message (`undefined`), its failure (the error), or a reader
  * that stopped early ({@link readerLeft}). Interceptors that time or trace
  * calls share it, so streams are ended the same way everywhere.
+ * `mapError` replaces what the caller is thrown; `ended` still hears the original.
  */
-export async function onCallEnd(next: Next, req: CallRequest, ended: (outcome: unknown) => void): Promise<Awaited<ReturnType<Next>>> {
+export async function onCallEnd(
+  next: Next,
+  req: CallRequest,
+  ended: (outcome: unknown) => void,
+  mapError: (error: unknown) => unknown = (error) => error,
+): Promise<Awaited<ReturnType<Next>>> {
   let response;
   try {
     response = await next(req);
   } catch (error) {
     ended(error);
-    throw error;
+    throw mapError(error);
   }
   if (!response.stream) {
     ended(undefined);
@@ -34,7 +40,7 @@ export async function onCallEnd(next: Next, req: CallRequest, ended: (outcome: u
         outcome = undefined;
       } catch (error) {
         outcome = error;
-        throw error;
+        throw mapError(error);
       } finally {
         ended(outcome);
       }

@@ -32,3 +32,17 @@ export function nulTextPath(value: unknown, path: string): string | undefined {
   }
   return undefined;
 }
+
+/** Longest id a refusal message repeats whole (every id Switchboard issues or accepts is shorter). */
+const shownIdCharacters = 128;
+
+/**
+ * An id as a refusal message shows it: whole up to 128 characters, else cut
+ * short, so a caller's huge id cannot swell the message (a gRPC status
+ * message travels in a header, where it would break the response).
+ */
+export function shownId(id: string): string {
+  if (characterCount(id, shownIdCharacters) <= shownIdCharacters) return id;
+  // At most 2 UTF-16 units per character: enough text for the characters shown, without spreading a huge id.
+  return `${[...id.slice(0, 2 * shownIdCharacters)].slice(0, shownIdCharacters).join("")}…`;
+}

@@ -12,6 +12,9 @@ export function createCallRecorder(metrics: Metrics, logger: Logger): CallObserv
   return {
     callEnded(record, http) {
       metrics.rpcRequests.observe({ service: record.service, method: record.method, code: record.code, reason: record.reason }, record.seconds);
+      if (record.unexpectedError !== undefined) {
+        logger.error({ err: record.unexpectedError, rpc: `${record.service}/${record.method}`, request_id: record.requestId, org_id: record.orgId }, "unexpected error; the caller was told only that it is internal");
+      }
       if (http) {
         Object.assign(http, { service: record.service, method: record.method, reason: record.reason, orgId: record.orgId, generationId: record.generationId ?? http.generationId });
         return;

@@ -20,12 +20,14 @@ export function createHealthService(serviceNames: readonly string[], state: Serv
   return {
     check: (request) => ({ status: statusOf(request.service) }),
     list: () => ({ statuses: Object.fromEntries([...known].map((name) => [name, { status: statusOf(name) }])) }),
+    // The protocol streams SERVICE_UNKNOWN for an unknown service rather than failing the watch.
     async *watch(request, context) {
-      let last = statusOf(request.service);
+      const current = () => (!known.has(request.service) ? ServingStatus.SERVICE_UNKNOWN : state.serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+      let last = current();
       yield { status: last };
       while (!context.signal.aborted) {
         await new Promise((resolve) => setTimeout(resolve, 1000).unref());
-        const now = known.has(request.service) && state.serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+        const now = current();
         if (now !== last) yield { status: (last = now) };
       }
     },

@@ -128,6 +128,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
 
     const coreRoutes = createCoreRoutes({
       store,
+      webhookAllowPrivate: config.webhookAllowPrivate,
       interns,
       members,
       tracer: tracing.tracer,

@@ -72,7 +72,7 @@ function checkMessage(message: ChatMessage, where: string): void {
  * others are checked for shape so malformed history is refused, not ignored.
  */
 export function parseChatTurn(request: CreateChatCompletionRequest): ChatTurn {
-  if (!request.internId) invalid("internId is required.");
+  if (!request.internId) invalid("intern_id is required.");
   if (request.stream !== true) invalid("stream must be true: this endpoint only streams.");
   if (request.messages.length === 0) invalid("messages must have at least 1 item.");
   request.messages.forEach((message, i) => checkMessage(message, `messages[${i}]`));

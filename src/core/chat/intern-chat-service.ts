@@ -1,6 +1,6 @@
 import { SpanKind, type Span, type Tracer } from "@opentelemetry/api";
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type { RunEvent } from "../../gen/switchboard/host/v1/host_pb.js";
 import {
   CreateChatCompletionResponseSchema,
@@ -12,6 +12,7 @@ import { noteCallerLeft, noteGenerationId } from "../call-observer.js";
 import { callSpanOf, endSpan, injectTraceContext, startChildSpan } from "../call-tracing.js";
 import { callerOf } from "../caller.js";
 import { catalogueError, catalogueErrorForReason, describeError } from "../error-catalogue.js";
+import { shownId } from "../text-rules.js";
 import type { RateLimiter } from "../rate-limiter.js";
 import { parseChatTurn, type ChatTurn } from "./chat-request.js";
 import { createChunkBuilder, type ChunkBuilder } from "./chunk-builder.js";
@@ -204,6 +205,15 @@ async function* relayRun(
   }
 }
 
+function isDeadline(reason: unknown): boolean {
+  return reason instanceof ConnectError && reason.code === Code.DeadlineExceeded;
+}
+
+/** How a call that ended on the caller's side is refused: its deadline passed (`when`), or it went away. */
+function callerEndError(signal: AbortSignal, when: string): ConnectError {
+  return isDeadline(signal.reason) ? catalogueError("timeout", `The call's deadline passed ${when}.`) : catalogueError("client_closed_request");
+}
+
 /**
  * Host refusals that run no turn, so they do not count against the rate
  * limit: a client retrying a busy session every second, as Retry-After tells
@@ -223,7 +233,7 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
       const caller = callerOf(context);
       const turn = parseChatTurn(request);
       const intern = await options.interns.find(caller.orgId, turn.internId);
-      if (!intern) throw catalogueError("not_found", `Intern ${turn.internId} not found.`);
+      if (!intern) throw catalogueError("not_found", `Intern ${shownId(turn.internId)} not found.`);
       if (intern.state !== "running") throw catalogueError("intern_not_ready", `The intern ${turn.internId} is ${intern.state}, not running.`);
       await options.limiter.consume(caller.memberId);
 
@@ -244,7 +254,9 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
         const events = openHostStream(options.hosts.get(intern.endpoint), turn, intern.hostToken, abort.signal, hostSpan);
         const first = await firstEvent(events, options.requestTimeoutMs, abort).catch(async (error: unknown) => {
           if (hostRefusalsBeforeTurn.has(describeError(error).reason)) await options.limiter.refund(caller.memberId);
-          throw options.drainSignal?.aborted ? catalogueError("service_unavailable", "The server is shutting down; retry on another replica.") : error;
+          if (options.drainSignal?.aborted) throw catalogueError("service_unavailable", "The server is shutting down; retry on another replica.");
+          // The host call failed because the caller's own call ended; the intern refused nothing.
+          throw context.signal.aborted ? callerEndError(context.signal, "before the intern answered") : error;
         });
         const chunks = createChunkBuilder({ model: turn.model ?? `${options.namespace}/intern`, toolName: `${options.namespace}.provide_input` });
         for await (const response of relayRun(first, events, chunks, { heartbeatMs: options.heartbeatMs, signal: context.signal, drainSignal: options.drainSignal })) {
@@ -257,7 +269,9 @@ export function createInternChatService(options: InternChatServiceOptions): Serv
           }
           yield response;
         }
-        // The relay ends without the final chunk only when the caller went away.
+        // The relay ends without the final chunk only when the caller's call
+        // ended: its deadline (it is still there to be told) or it went away.
+        if (!terminated && isDeadline(context.signal.reason)) throw callerEndError(context.signal, "before the run ended");
         if (!terminated) noteCallerLeft(context);
       } catch (error) {
         failure = error;

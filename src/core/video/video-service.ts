@@ -16,6 +16,7 @@ import { callSpanOf, endSpan, traceparentOf } from "../call-tracing.js";
 import { startTracedOperation } from "../trace-metadata.js";
 import { callerOf, type Caller } from "../caller.js";
 import { catalogueError } from "../error-catalogue.js";
+import { shownId } from "../text-rules.js";
 import type { RateLimiter } from "../rate-limiter.js";
 import { videoJobMessage } from "./video-job-message.js";
 import { videoLimits } from "./video-limits.js";
@@ -70,8 +71,9 @@ export function createVideoService(options: VideoServiceOptions): ServiceImpl<ty
   const { store, queue } = options;
 
   async function ownJob(orgId: string, id: string): Promise<VideoJobSummary> {
-    const job = id ? await store.videoJobs.find(orgId, id) : undefined;
-    if (!job) throw catalogueError("not_found", `Video job ${id} not found.`);
+    if (!id) throw catalogueError("bad_request", "id is required.");
+    const job = await store.videoJobs.find(orgId, id);
+    if (!job) throw catalogueError("not_found", `Video job ${shownId(id)} not found.`);
     return job;
   }
 
