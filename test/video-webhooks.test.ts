@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { verifyWebhookSignature } from "../src/providers/webhook/index.js";
+import { trace } from "@opentelemetry/api";
+import { createVideoWebhookDelivery } from "../src/core/video/video-webhook-delivery.js";
+import { createWebhookSender, verifyWebhookSignature } from "../src/providers/webhook/index.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 import { postVideo, waitForVideo, writeVideoModelsFile } from "./support/video-client.js";
 import { startFakeOpenAiVideos, type FakeOpenAiVideos } from "./video-providers/fake-openai-videos.js";
@@ -117,6 +119,24 @@ describe("video webhooks", () => {
     await expect
       .poll(async () => (await t.server.store.webhookDeliveries.forJob(submitted.body.id)).map(({ attempt, statusCode, outcome }) => ({ attempt, statusCode, outcome })))
       .toEqual([{ attempt: 1, statusCode: 503 }, { attempt: 2, statusCode: 200, outcome: "delivered" }]);
+  });
+
+  it("hands a delivery whose receiver stayed down back to the queue, which later sends the same event", async () => {
+    const submitted = await postVideo(t.httpUrl, t.tenant.api_key, { model: "local/test-pattern", prompt: "hand back", duration: 1, callback_url: hookUrl("/hooks/first") });
+    await received("/hooks/first");
+    // The handler the queue runs, with a sender that gives up after two quick attempts.
+    const deliver = createVideoWebhookDelivery({
+      store: t.server.store,
+      sender: createWebhookSender({ allowPrivate: true, ca: readFileSync(join(dir, "ca.pem"), "utf8"), maxAttempts: 2, baseDelayMs: 10 }),
+      logger: { info: () => undefined, warn: () => undefined },
+      tracer: trace.getTracer("test"),
+    });
+    receiver.script(503, 503);
+    await expect(deliver({ jobId: submitted.body.id, url: hookUrl("/hooks/down") })).rejects.toThrow(/retried later/);
+    await deliver({ jobId: submitted.body.id, url: hookUrl("/hooks/down") });
+    const attempts = await received("/hooks/down", 3);
+    expect(new Set(attempts.map((request) => request.rawBody)).size).toBe(1);
+    expect(new Set(attempts.map((request) => request.headers["idempotency-key"]))).toEqual(new Set([`${submitted.body.id}-completed`]));
   });
 
   it("lets the operator set the secret and default URL only to valid values", async () => {

@@ -22,8 +22,11 @@ export interface VideoWebhookDeliveryOptions {
  * event (DESIGN.md §5) to the URL chosen when the job finished, signed with
  * the organization's secret when it has one, and records every attempt. The
  * event's `created_at` is the job's finishing time, so a delivery retried by
- * the queue sends the same body under the same idempotency key. Throws only
- * when a shutdown cut the delivery short, so the queue tries again later.
+ * the queue sends the same body under the same idempotency key. Throws when
+ * a shutdown cut the delivery short or its attempts ran out against a
+ * receiver that is down (5xx, 429, network), so the queue tries again later:
+ * the sender's own retries span seconds, a receiver's outage may last hours.
+ * A receiver that refuses the event (4xx) or a destination not allowed is final.
  */
 export function createVideoWebhookDelivery(options: VideoWebhookDeliveryOptions): (message: VideoWebhookMessage) => Promise<void> {
   const { store, sender, logger } = options;
@@ -54,6 +57,7 @@ export function createVideoWebhookDelivery(options: VideoWebhookDeliveryOptions)
       if (result.outcome === "delivered") logger.info(log, "video webhook delivered");
       else logger.warn({ ...log, error: result.error }, "video webhook not delivered");
       if (result.outcome === "aborted") throw new Error(`The webhook delivery of ${jobId} was interrupted.`);
+      if (result.outcome === "exhausted") throw new Error(`The webhook receiver of ${jobId} is not answering; the delivery is retried later.`);
     } finally {
       span.end();
     }
