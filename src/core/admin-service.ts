@@ -4,7 +4,7 @@ import { checkAddressLiteral, parseOutboundUrl } from "../providers/webhook/inde
 import { internStates, type InternState } from "../store/interns.js";
 import type { Store } from "../store/store.js";
 import { catalogueError } from "./error-catalogue.js";
-import { characterCount, shownId } from "./text-rules.js";
+import { characterCount, nulTextPath, shownId } from "./text-rules.js";
 
 const roles = new Set(["org:admin", "org:member"]);
 /** Above this a balance no longer fits the credits column (numeric(20,6)); far above any real one. */
@@ -16,11 +16,11 @@ export interface AdminServiceOptions {
   webhookAllowPrivate?: boolean;
 }
 
-/** PostgreSQL text cannot hold NUL: refused by name here rather than failing in the store. */
+/** PostgreSQL text cannot hold NUL: refused by wire name here rather than failing in the store. */
 function refuseNul(request: object, context: HandlerContext): void {
   for (const field of context.method.input.fields) {
-    const value = (request as Record<string, unknown>)[field.localName];
-    if (typeof value === "string" && value.includes("\0")) throw catalogueError("bad_request", `${field.name} must not contain NUL characters.`);
+    const nulAt = nulTextPath((request as Record<string, unknown>)[field.localName], field.name);
+    if (nulAt) throw catalogueError("bad_request", `${nulAt} must not contain NUL characters.`);
   }
 }
 

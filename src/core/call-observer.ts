@@ -89,18 +89,19 @@ export function createCallObserver(observer: CallObserver): Interceptor {
     const requestId = req.header.get("x-request-id") ?? undefined;
     const end = (error?: unknown) => {
       const described = error === undefined ? undefined : describeError(error);
+      const unexpected = error !== undefined && isUnexpectedError(error);
       observer.callEnded({
         service: req.service.typeName,
         method: req.method.name,
-        // The code the caller is sent: an unexpected exception goes out as internal.
-        code: error === undefined ? "ok" : (codeNames.get(withCatalogueDetail(error).code) ?? "unknown"),
+        // The code the caller is sent (withCatalogueDetail): an unexpected exception goes out as internal.
+        code: error === undefined ? "ok" : unexpected ? "internal" : (codeNames.get(ConnectError.from(error).code) ?? "unknown"),
         status: described?.status ?? 200,
         reason: described?.reason ?? "",
         orgId: req.contextValues.get(callerKey)?.orgId,
         generationId: notes.generationId,
         requestId: requestId && /^[\w.-]{1,64}$/.test(requestId) ? requestId : undefined,
         seconds: (performance.now() - startedAt) / 1000,
-        unexpectedError: error !== undefined && isUnexpectedError(error) ? error : undefined,
+        unexpectedError: unexpected ? error : undefined,
       }, req.contextValues.get(requestCallNotesKey));
     };
     return onCallEnd(next, req, (outcome) => end(outcome === readerLeft || (outcome === undefined && notes.callerLeft) ? callerLeft : outcome), withCatalogueDetail);

@@ -22,7 +22,7 @@ export function createHealthService(serviceNames: readonly string[], state: Serv
     list: () => ({ statuses: Object.fromEntries([...known].map((name) => [name, { status: statusOf(name) }])) }),
     // The protocol streams SERVICE_UNKNOWN for an unknown service rather than failing the watch.
     async *watch(request, context) {
-      const current = () => (!known.has(request.service) ? ServingStatus.SERVICE_UNKNOWN : state.serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+      const current = () => (known.has(request.service) ? statusOf(request.service) : ServingStatus.SERVICE_UNKNOWN);
       let last = current();
       yield { status: last };
       while (!context.signal.aborted) {

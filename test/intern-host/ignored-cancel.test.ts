@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { scriptedAgentCommand } from "../support/scripted-agent-command.js";
-import { contentOf, failureOf, lastOf, openGate, scratchDir, sessionOf, startStreaming, startTestHost, type TestHost } from "./host-harness.js";
+import { contentOf, errorOf, failureOf, lastOf, openGate, scratchDir, sessionOf, startStreaming, startTestHost, type TestHost } from "./host-harness.js";
 
 /** The pid of the scripted agent that opened `session` (its ids are `scripted-<pid>-<n>`). */
 const agentPidOf = (session: string) => Number(session.split("-")[1]);
@@ -15,15 +15,16 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Retries a run on `sessionId` while the host answers busy (the wedged turn is still draining). */
+/** Runs `prompt` on `sessionId`, retrying while the host answers busy (the wedged turn is still draining). */
 async function startWhenFree(test: TestHost, prompt: string, sessionId: string) {
   for (;;) {
-    const failure = await failureOf(() => test.start(prompt, { sessionId })).catch((events: unknown) => ({ events }));
-    if ("events" in failure) break;
-    expect(failure).toMatchObject({ status: 409, reason: "busy" });
+    try {
+      return await test.start(prompt, { sessionId });
+    } catch (error) {
+      expect(errorOf(error)).toMatchObject({ status: 409, reason: "busy" });
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return test.start(prompt, { sessionId });
 }
 
 describe("an agent that ignores session/cancel", () => {

@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { siblingModuleUrl, startModuleWorker } from "../module-worker.js";
 import { abortable } from "./abortable.js";
 import type { EspeakWorkerEvent, EspeakWorkerRequest } from "./espeak-messages.js";
