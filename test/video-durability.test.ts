@@ -77,6 +77,65 @@ describe("a video job survives kill -9 of its server", () => {
   });
 });
 
+describe("a shutdown or a crash during the submit to the provider", () => {
+  const databases: { url: string; drop: () => Promise<void> }[] = [];
+  let running: ServeProcess | undefined;
+
+  afterAll(async () => {
+    running?.child.kill("SIGKILL");
+    await running?.exited;
+    for (const database of databases) await database.drop();
+  });
+
+  /** Starts a server whose next upstream submit is answered after `submitDelayMs`; resolves once that submit reached the upstream. */
+  async function submitSlowly(dataDir: string, prompt: string, submitDelayMs: number) {
+    const database = onPostgres ? await createTestDatabase() : undefined;
+    if (database) databases.push(database);
+    const env = {
+      DATA_DIR: dataDir,
+      MODELS_FILE: writeVideoModelsFile(mkdtempSync(join(dir, "models-")), [upstreamModel("fake/slow-submit", 200)]),
+      VIDEO_JOB_LEASE_SECONDS: "2",
+      ...(database && { DATABASE_URL: database.url }),
+    };
+    running = await startServeProcess(env, database ? ["--bootstrap"] : []);
+    const key = JSON.parse(readFileSync(join(dataDir, "bootstrap.json"), "utf8")).api_key as string;
+    upstream.answerNext({ delayMs: submitDelayMs });
+    const submitted = await postVideo(running.httpUrl, key, { model: "fake/slow-submit", prompt });
+    expect(submitted.status).toBe(200);
+    await vi.waitFor(() => expect(submissions(prompt)).toHaveLength(1), { timeout: 15_000, interval: 20 });
+    return { env, key, submitted: submitted.body };
+  }
+
+  it("lets a submit in flight at SIGTERM finish, so the restarted server resumes that provider job", { timeout: 90_000 }, async () => {
+    const prompt = "submit across a SIGTERM";
+    const startedBefore = upstream.jobsStarted();
+    const { env, key, submitted } = await submitSlowly(join(dir, "sigterm-submit"), prompt, 1_500);
+    running!.child.kill("SIGTERM");
+    await running!.exited;
+
+    running = await startServeProcess(env);
+    const { job } = await waitForVideo(running.httpUrl, key, submitted.polling_url, { timeoutMs: 30_000 });
+    expect(job).toMatchObject({ id: submitted.id, status: "completed" });
+    expect(submissions(prompt)).toHaveLength(1);
+    expect(upstream.jobsStarted() - startedBefore).toBe(1);
+  });
+
+  it("sends the same idempotency key again after kill -9, so the provider starts the job once", { timeout: 90_000 }, async () => {
+    const prompt = "submit across a kill -9";
+    const startedBefore = upstream.jobsStarted();
+    const { env, key, submitted } = await submitSlowly(join(dir, "kill-submit"), prompt, 1_000);
+    running!.child.kill("SIGKILL");
+    await running!.exited;
+
+    running = await startServeProcess(env);
+    const { job } = await waitForVideo(running.httpUrl, key, submitted.polling_url, { timeoutMs: 30_000 });
+    expect(job).toMatchObject({ id: submitted.id, status: "completed" });
+    const keys = submissions(prompt).map((request) => request.headers["idempotency-key"]);
+    expect(keys).toEqual([submitted.id, submitted.id]);
+    expect(upstream.jobsStarted() - startedBefore).toBe(1);
+  });
+});
+
 // A replica that stalls (a long pause, or cut off from the database) past its lease loses the job to
 // another replica, which resumes the stored provider job: the stalled one must not cancel it upstream.
 describe.skipIf(!onPostgres)("a replica that lost its lease", () => {

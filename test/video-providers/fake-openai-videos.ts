@@ -11,7 +11,9 @@ export interface UpstreamRequest {
 
 /** A canned answer that overrides the next request. */
 export interface CannedAnswer {
-  status: number;
+  /** Omitted: the normal answer, after `delayMs`. */
+  status?: number;
+  delayMs?: number;
   body?: string;
   headers?: Record<string, string>;
   /** Never answer: the client must time out. */
@@ -26,6 +28,8 @@ export interface FakeOpenAiVideos {
   content: Buffer;
   /** Answers for the next requests, before the normal behaviour resumes. */
   answerNext(...answers: CannedAnswer[]): void;
+  /** Jobs started; a submit repeating an `Idempotency-Key` gets the job it started before, as OpenAI-style APIs do. */
+  jobsStarted(): number;
   /** Resolves when a content response closed before it was fully sent. */
   contentAborted(): Promise<void>;
   close(): Promise<void>;
@@ -72,6 +76,8 @@ export async function startFakeOpenAiVideos(apiKey: string): Promise<FakeOpenAiV
   const requests: UpstreamRequest[] = [];
   const canned: CannedAnswer[] = [];
   const jobs = new Map<string, Job>();
+  const idempotentJobs = new Map<string, string>();
+  let started = 0;
   const content = Buffer.alloc(300_000, 0);
   for (let i = 0; i < content.length; i++) content[i] = (i * 31) & 0xff;
   let onContentAborted: () => void = () => undefined;
@@ -86,25 +92,39 @@ export async function startFakeOpenAiVideos(apiKey: string): Promise<FakeOpenAiV
       requests.push({ method: request.method ?? "", path, headers: request.headers, ...(raw && { body: JSON.parse(raw) }) });
       const answer = canned.shift();
       if (answer?.hang) return;
-      if (answer) {
+      if (answer?.status === undefined && answer?.delayMs !== undefined) {
+        setTimeout(() => answerNormally(request, path, raw, response), answer.delayMs);
+        return;
+      }
+      if (answer?.status !== undefined) {
         response.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
         response.end(answer.body ?? "");
         return;
       }
-      if (request.headers.authorization !== `Bearer ${apiKey}`) {
-        send(response, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" } });
-        return;
-      }
-      route(request.method ?? "", path, raw ? JSON.parse(raw) : {}, response);
+      answerNormally(request, path, raw, response);
     });
   });
 
-  function route(method: string, path: string, body: Record<string, unknown>, response: ServerResponse): void {
+  function answerNormally(request: IncomingMessage, path: string, raw: string, response: ServerResponse): void {
+    if (request.headers.authorization !== `Bearer ${apiKey}`) {
+      send(response, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" } });
+      return;
+    }
+    const idempotencyKey = request.headers["idempotency-key"];
+    route(request.method ?? "", path, raw ? JSON.parse(raw) : {}, typeof idempotencyKey === "string" ? idempotencyKey : undefined, response);
+  }
+
+  function route(method: string, path: string, body: Record<string, unknown>, idempotencyKey: string | undefined, response: ServerResponse): void {
     const match = /^\/v1\/videos(?:\/([^/?]+))?(\/content)?(?:\?.*)?$/.exec(path);
     const job = match?.[1] ? jobs.get(decodeURIComponent(match[1])) : undefined;
-    if (method === "POST" && match && !match[1]) {
+    const repeated = idempotencyKey === undefined ? undefined : jobs.get(idempotentJobs.get(idempotencyKey) ?? "");
+    if (method === "POST" && match && !match[1] && repeated) {
+      send(response, 200, videoObject(repeated));
+    } else if (method === "POST" && match && !match[1]) {
+      started++;
+      if (idempotencyKey !== undefined) idempotentJobs.set(idempotencyKey, `video_${started}`);
       const created: Job = {
-        id: `video_${jobs.size + 1}`,
+        id: `video_${started}`,
         polls: 0,
         model: String(body.model),
         seconds: String(body.seconds ?? "4"),
@@ -150,6 +170,7 @@ export async function startFakeOpenAiVideos(apiKey: string): Promise<FakeOpenAiV
     requests,
     content,
     answerNext: (...answers) => canned.push(...answers),
+    jobsStarted: () => started,
     contentAborted: () => contentAbortedPromise,
     close: () =>
       new Promise<void>((resolve) => {

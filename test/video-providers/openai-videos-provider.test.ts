@@ -122,6 +122,17 @@ describe("OpenAI-videos-compatible upstream", () => {
     });
   });
 
+  it("sends the job's idempotency key with the submit, and none when it has none", async () => {
+    const videos = provider();
+    const first = await videos.submit({ model: "m", prompt: "once" }, { idempotencyKey: "video_job_1" });
+    const repeated = await videos.submit({ model: "m", prompt: "once" }, { idempotencyKey: "video_job_1" });
+    await videos.submit({ model: "m", prompt: "keyless" });
+
+    expect(upstream.requests.map((request) => request.headers["idempotency-key"])).toEqual(["video_job_1", "video_job_1", undefined]);
+    // The fake answers a repeated key as OpenAI-style APIs do: with the job it already started.
+    expect(repeated.providerJobId).toBe(first.providerJobId);
+  });
+
   it("sends the model's default duration and size when the request names none", async () => {
     await provider({ forward: [] }).submit({ model: "openai/sora-2", prompt: "defaults", input_references: [{ type: "image_url", image_url: { url: "https://i/x.png" } }] });
     expect(upstream.requests[0].body).toEqual({

@@ -63,7 +63,9 @@ async function cancelQuietly(provider: VideoProvider, providerJobId: string | un
  * entry does nothing), runs it with the provider until it ends or its time to
  * live passes, and settles it. The provider's job id is stored before any
  * polling, so a job recovered after a crash resumes instead of being
- * submitted (and paid for) twice. Throws only to have the queue retry: at
+ * submitted (and paid for) twice; a shutdown waits for a submit in flight,
+ * and a crash during one is covered by the job id sent as the provider's
+ * idempotency key. Throws only to have the queue retry: at
  * shutdown, or when the store failed.
  */
 export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: string) => Promise<void> {
@@ -90,6 +92,9 @@ export function createVideoJobRunner(options: VideoJobRunnerOptions): (jobId: st
         dataDir: options.dataDir,
         jobId: job.id,
         providerJobId,
+        idempotencyKey: job.id,
+        // Not the shutdown: an accepted submit we stopped waiting for would be billed and never polled.
+        submitSignal: AbortSignal.any([ttl, leaseLost.signal]),
         onSubmitted: async (submitted) => {
           providerJobId = submitted;
           if (!(await store.videoJobs.setProviderJobId(job.id, lease.token, submitted))) {

@@ -7,6 +7,7 @@ export type {
   VideoProvider,
   VideoProviderJobStatus,
   VideoSubmission,
+  VideoSubmitOptions,
 } from "./video-provider.js";
 export { VideoProviderError, type VideoProviderErrorKind, type VideoProviderErrorOptions } from "./video-provider-error.js";
 export type { VideoModel, VideoModelCapabilities, VideoPricing } from "./video-model.js";

@@ -192,23 +192,29 @@ export function createOpenAiVideosProvider(options: OpenAiVideosProviderOptions)
   const timeoutMs = options.timeoutMs ?? 30_000;
   const downloadTimeoutMs = options.downloadTimeoutMs ?? 600_000;
 
-  function headers(accept: string, json: boolean): Record<string, string> {
+  function headers(accept: string, json: boolean, idempotencyKey: string | undefined): Record<string, string> {
     return {
       ...options.headers,
       accept,
       ...(json && { "content-type": "application/json" }),
+      ...(idempotencyKey !== undefined && { "idempotency-key": idempotencyKey }),
       ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }),
     };
   }
 
   /** One HTTP call; resolves with a 2xx response, whose body the caller must consume or cancel. */
-  async function call(operation: Operation, method: string, path: string, init: { signal?: AbortSignal; budgetMs: number; body?: unknown; accept?: string }) {
+  async function call(
+    operation: Operation,
+    method: string,
+    path: string,
+    init: { signal?: AbortSignal; budgetMs: number; body?: unknown; accept?: string; idempotencyKey?: string },
+  ) {
     const timeout = AbortSignal.timeout(init.budgetMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     try {
       const response = await fetch(`${baseUrl}${path}`, {
         method,
-        headers: headers(init.accept ?? "application/json", init.body !== undefined),
+        headers: headers(init.accept ?? "application/json", init.body !== undefined, init.idempotencyKey),
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
         signal,
       });
@@ -219,8 +225,14 @@ export function createOpenAiVideosProvider(options: OpenAiVideosProviderOptions)
     }
   }
 
-  async function callJson(operation: Operation, method: string, path: string, signal: AbortSignal | undefined, body?: unknown): Promise<UpstreamVideo> {
-    const { response, timeout } = await call(operation, method, path, { signal, budgetMs: timeoutMs, body });
+  async function callJson(
+    operation: Operation,
+    method: string,
+    path: string,
+    signal: AbortSignal | undefined,
+    request?: { body: unknown; idempotencyKey?: string },
+  ): Promise<UpstreamVideo> {
+    const { response, timeout } = await call(operation, method, path, { signal, budgetMs: timeoutMs, ...request });
     let parsed: unknown;
     try {
       parsed = await response.json();
@@ -237,8 +249,11 @@ export function createOpenAiVideosProvider(options: OpenAiVideosProviderOptions)
   return {
     slug: options.slug,
     pollIntervalMs: options.pollIntervalMs ?? 5000,
-    async submit(request, signal) {
-      const video = await callJson("submit", "POST", "/videos", signal, buildOpenAiVideoBody(request, options));
+    async submit(request, submitOptions) {
+      const video = await callJson("submit", "POST", "/videos", submitOptions?.signal, {
+        body: buildOpenAiVideoBody(request, options),
+        idempotencyKey: submitOptions?.idempotencyKey,
+      });
       if (typeof video.id !== "string" || video.id.length === 0) throw new VideoProviderError("bad_response", "The video provider returned no job id.");
       return { providerJobId: video.id };
     },

@@ -3,7 +3,7 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { VideoGenerationRequest, VideoOutput, VideoPollResult, VideoProvider } from "./video-provider.js";
+import type { VideoGenerationRequest, VideoOutput, VideoPollResult, VideoProvider, VideoSubmitOptions } from "./video-provider.js";
 import { VideoProviderError } from "./video-provider-error.js";
 import { videoOutputDirectory, videoOutputPath } from "./video-output-path.js";
 
@@ -15,6 +15,14 @@ export interface RunVideoJobOptions {
   jobId: string;
   /** The id stored by an earlier run of this job: polling resumes and nothing is submitted (or paid for) twice. */
   providerJobId?: string;
+  /** Sent with the submit; see {@link VideoSubmitOptions.idempotencyKey}. */
+  idempotencyKey?: string;
+  /**
+   * Aborts the submit; default `signal`. Leave a shutdown out of it: a submit
+   * the provider accepted but we stopped waiting for is a job it bills and
+   * nobody polls, so a submit in flight is let finish and its id stored.
+   */
+  submitSignal?: AbortSignal;
   /** Called once the provider accepted the job; persist the id here, before any polling. */
   onSubmitted?: (providerJobId: string) => void | Promise<void>;
   /** Called with every poll answer, e.g. to move the job to `in_progress`. */
@@ -77,7 +85,8 @@ export async function runVideoJob(options: RunVideoJobOptions): Promise<VideoJob
 
   let providerJobId = options.providerJobId;
   if (providerJobId === undefined) {
-    providerJobId = (await provider.submit(options.request, signal)).providerJobId;
+    const submitSignal = options.submitSignal ?? signal;
+    providerJobId = (await provider.submit(options.request, { signal: submitSignal, idempotencyKey: options.idempotencyKey })).providerJobId;
     await options.onSubmitted?.(providerJobId);
   }
   const jobId = providerJobId;

@@ -127,8 +127,8 @@ export function createTestPatternProvider(options: TestPatternProviderOptions): 
   return {
     slug: localProviderSlug,
     pollIntervalMs: 250,
-    async submit(request, signal) {
-      signal?.throwIfAborted();
+    async submit(request, submitOptions) {
+      submitOptions?.signal?.throwIfAborted();
       const plan = planTestPattern(request, options.defaults, limits);
       const providerJobId = encodeId(plan);
       start(providerJobId, plan);

@@ -43,6 +43,17 @@ export interface VideoGenerationRequest {
   provider?: { options?: Record<string, Record<string, unknown>> };
 }
 
+/** Options of {@link VideoProvider.submit}. */
+export interface VideoSubmitOptions {
+  signal?: AbortSignal;
+  /**
+   * The same for every submit of one job (our job id), so a provider that
+   * honours `Idempotency-Key` answers a submit repeated after a crash with
+   * the job it already started, instead of starting (and billing) another.
+   */
+  idempotencyKey?: string;
+}
+
 /** Returned by {@link VideoProvider.submit}: the handle to persist before polling. */
 export interface VideoSubmission {
   providerJobId: string;
@@ -82,7 +93,7 @@ export interface VideoProvider {
   readonly slug: string;
   /** Suggested pause between polls, so a local render is not polled like a remote one. */
   readonly pollIntervalMs: number;
-  submit(request: VideoGenerationRequest, signal?: AbortSignal): Promise<VideoSubmission>;
+  submit(request: VideoGenerationRequest, options?: VideoSubmitOptions): Promise<VideoSubmission>;
   poll(providerJobId: string, signal?: AbortSignal): Promise<VideoPollResult>;
   /** Streams the MP4 bytes of output `index`; breaking out of the loop releases the connection. */
   download(providerJobId: string, index: number, signal?: AbortSignal): AsyncIterable<Uint8Array>;
