@@ -3,6 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { videoQueues } from "../src/core/video/video-queues.js";
+import type { Database } from "../src/store/database.js";
+import { createJobQueue, type JobQueue } from "../src/store/job-queue.js";
+import { createPostgresDatabase } from "../src/store/postgres-database.js";
 import { createTestDatabase } from "./support/test-server.js";
 import { startServeProcess, type ServeProcess } from "./support/serve-process.js";
 import { postVideo, waitForVideo, writeVideoModelsFile } from "./support/video-client.js";
@@ -180,5 +184,48 @@ describe.skipIf(!onPostgres)("a replica that lost its lease", () => {
     expect(job).toMatchObject({ id: submitted.body.id, status: "completed" });
     expect(submissions(prompt)).toHaveLength(1);
     expect(upstream.requests.filter((request) => request.method === "DELETE")).toEqual([]);
+  });
+});
+
+// A replica killed between taking a run from the queue and claiming its job leaves no lease to lapse.
+describe.skipIf(!onPostgres)("a replica that died before claiming the job it took from the queue", () => {
+  let database: { url: string; drop: () => Promise<void> } | undefined;
+  let db: Database | undefined;
+  let dying: JobQueue | undefined;
+  const replicas: ServeProcess[] = [];
+
+  afterAll(async () => {
+    for (const replica of replicas) replica.child.kill("SIGKILL");
+    await Promise.all(replicas.map((replica) => replica.exited));
+    await dying?.stop();
+    await db?.close();
+    await database?.drop();
+  });
+
+  it("has its run retried by a sweep within seconds, not left pending until the job's time to live", { timeout: 90_000 }, async () => {
+    database = await createTestDatabase();
+    const env = { DATA_DIR: join(dir, "unclaimed"), DATABASE_URL: database.url, VIDEO_JOB_LEASE_SECONDS: "2" };
+    const api = await startServeProcess({ ...env, VIDEO_WORKERS: "0" }, ["--bootstrap"]);
+    replicas.push(api);
+    const key = JSON.parse(readFileSync(join(env.DATA_DIR, "bootstrap.json"), "utf8")).api_key as string;
+
+    // The dying replica's worker: it takes the run from the queue and never gets as far as claiming the job.
+    db = await createPostgresDatabase(database.url, 1);
+    dying = await createJobQueue({ db, databaseUrl: database.url, onError: () => undefined });
+    await dying.start();
+    let taken!: () => void;
+    const took = new Promise<void>((resolve) => (taken = resolve));
+    await dying.work(videoQueues.run, { workers: 1, pollIntervalSeconds: 0.5 }, () => {
+      taken();
+      return new Promise<void>(() => undefined);
+    });
+    const submitted = await postVideo(api.httpUrl, key, { model: "local/test-pattern", prompt: "taken, never claimed", duration: 1 });
+    expect(submitted.status).toBe(200);
+    await took;
+
+    const worker = await startServeProcess(env);
+    replicas.push(worker);
+    const { job } = await waitForVideo(worker.httpUrl, key, submitted.body.polling_url, { timeoutMs: 30_000 });
+    expect(job).toMatchObject({ id: submitted.body.id, status: "completed" });
   });
 });

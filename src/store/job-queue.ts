@@ -48,11 +48,25 @@ export interface JobQueue {
   send(name: string, data: object, tx?: Queryable): Promise<void>;
   /** Runs `handler` for each job; a throw fails the job, which is retried per its queue. */
   work<T extends object>(name: string, options: WorkOptions, handler: (data: T) => Promise<void>): Promise<void>;
+  /**
+   * Jobs of a queue taken by a worker more than `seconds` ago and not ended:
+   * their handler is still busy, or its process died before the handler
+   * recorded anything of its own.
+   */
+  activeLongerThan(name: string, seconds: number): Promise<ActiveJob[]>;
+  /** Fails these active jobs as if their handlers had thrown, so the queue retries them per its definition. */
+  retry(name: string, ids: readonly string[]): Promise<void>;
   /** Wakes this process's idle workers of a queue, after a send committed here. */
   notify(name: string): void;
   /** Stops fetching, waits for running handlers, then for pg-boss's last writes. */
   stop(): Promise<void>;
 }
+
+/** A job a worker took: its queue id and what it was sent with. */
+export type ActiveJob = {
+  id: string;
+  data: Record<string, unknown>;
+};
 
 /** The adapter pg-boss's `db` option takes. */
 type PgBossDb = { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
@@ -107,9 +121,10 @@ const stopGraceMs = 5_000;
 /** Creates the queue; call `start()` before anything else. */
 export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue> {
   const ownDb = options.databaseUrl ? await createPostgresDatabase(options.databaseUrl, 4) : undefined;
+  const bossDb = ownDb ?? options.db;
   const inFlight = new Set<Promise<unknown>>();
   const boss = new PgBoss({
-    db: pgBossDb(ownDb ?? options.db, inFlight, options.onError) as PgBoss.Db,
+    db: pgBossDb(bossDb, inFlight, options.onError) as PgBoss.Db,
     schema: bossSchema,
     // No cron schedules; no periodic state counts.
     schedule: false,
@@ -155,6 +170,16 @@ export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue
         ids.push(await boss.work<T>(name, { batchSize: 1, pollingIntervalSeconds: workOptions.pollIntervalSeconds }, ([job]) => handler(job.data)));
       }
       workerIds.set(name, [...(workerIds.get(name) ?? []), ...ids]);
+    },
+    async activeLongerThan(name, seconds) {
+      // pg-boss has no call for this; its job table is read directly, through its (name, state) partition.
+      return bossDb.query<ActiveJob>(
+        `SELECT id, data FROM ${bossSchema}.job WHERE name = $1 AND state = 'active' AND started_on < now() - make_interval(secs => $2)`,
+        [name, seconds],
+      );
+    },
+    async retry(name, ids) {
+      if (ids.length > 0) await boss.fail(name, [...ids]);
     },
     notify(name) {
       for (const id of workerIds.get(name) ?? []) boss.notifyWorker(id);

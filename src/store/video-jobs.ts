@@ -249,6 +249,12 @@ export function createVideoJobs(db: Queryable) {
       );
       return rows.map((row) => row.id);
     },
+    /** Of these jobs, the unfinished ones no live worker holds. */
+    async unheld(ids: readonly string[]): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const rows = await db.query<{ id: string }>(`SELECT id FROM video_jobs WHERE id = ANY($1::text[]) AND ${unfinishedAndUnheld}`, [ids]);
+      return rows.map((row) => row.id);
+    },
     /** How many jobs wait (`pending`) and run (`in_progress`): the queue's depth, read on each metrics scrape through the partial index of unfinished jobs. */
     async countUnfinished(): Promise<Record<"pending" | "in_progress", number>> {
       const rows = await db.query<{ status: "pending" | "in_progress"; jobs: number }>(

@@ -9,9 +9,11 @@ import { videoQueues, type VideoRunMessage } from "./video-queues.js";
 /** Options for {@link startVideoJobSweeper}. */
 export interface VideoJobSweeperOptions {
   store: Pick<Store, "db" | "videoJobs">;
-  queue: Pick<JobQueue, "send" | "notify">;
+  queue: Pick<JobQueue, "send" | "notify" | "activeLongerThan" | "retry">;
   settler: VideoJobSettler;
   intervalMs: number;
+  /** A run taken from the queue this long ago whose job nobody holds lost its worker before the claim: the lease period. */
+  stalledAfterSeconds: number;
   /**
    * Requeue every unfinished job on the first sweep, whoever held it: true on
    * the embedded store, whose single process is the only worker there ever
@@ -28,7 +30,8 @@ const expiriesPerSweep = 100;
  * Starts the periodic sweep that keeps jobs moving when their worker is
  * gone: a job whose lease lapsed (its replica crashed or was killed) is
  * queued again, in the same transaction that frees it, so two replicas
- * sweeping at once never both requeue it; and a job past its time to live
+ * sweeping at once never both requeue it; a run whose worker died before
+ * claiming its job is handed back to the queue; and a job past its time to live
  * that nobody holds is expired (refund and webhook included). Resolves once
  * the first sweep is done, so workers started afterwards find the recovered
  * jobs already queued.
@@ -46,9 +49,22 @@ export async function startVideoJobSweeper(options: VideoJobSweeperOptions): Pro
       logger.info({ job_ids: requeued }, "video jobs requeued after their worker went away");
       queue.notify(videoQueues.run);
     }
+    await retryStalledRuns();
     for (const jobId of await store.videoJobs.overdue(expiriesPerSweep)) {
       if (await settler.finish(jobId, undefined, { status: "expired", error: expiredError })) logger.info({ job_id: jobId }, "video job expired");
     }
+  }
+
+  // A worker that died between taking a run from the queue and claiming its job left no lease to lapse;
+  // the queue would hold the run as active until its expiry, past the job's time to live.
+  async function retryStalledRuns(): Promise<void> {
+    const stalled = await queue.activeLongerThan(videoQueues.run, options.stalledAfterSeconds);
+    if (stalled.length === 0) return;
+    const unheld = new Set(await store.videoJobs.unheld(stalled.map((run) => String(run.data.jobId))));
+    const lost = stalled.filter((run) => unheld.has(String(run.data.jobId)));
+    if (lost.length === 0) return;
+    await queue.retry(videoQueues.run, lost.map((run) => run.id));
+    logger.info({ job_ids: lost.map((run) => run.data.jobId) }, "video jobs retried after their worker went away before starting them");
   }
 
   let sweeping: Promise<void> = sweep(options.recoverAllAtStart);

@@ -13,7 +13,7 @@ import { createVideoWebhookDelivery } from "./video-webhook-delivery.js";
 /** Options for {@link startVideoWorkers}. */
 export interface VideoWorkersOptions {
   store: Pick<Store, "db" | "videoJobs" | "organizations" | "webhookDeliveries">;
-  queue: Pick<JobQueue, "send" | "notify" | "work">;
+  queue: Pick<JobQueue, "send" | "notify" | "work" | "activeLongerThan" | "retry">;
   models: Pick<VideoModelRegistry, "get">;
   sender: WebhookSender;
   dataDir: string;
@@ -58,6 +58,7 @@ export async function startVideoWorkers(options: VideoWorkersOptions): Promise<{
     queue,
     settler,
     intervalMs: Math.min(5_000, (options.leaseSeconds * 1000) / 2),
+    stalledAfterSeconds: options.leaseSeconds,
     recoverAllAtStart: options.recoverAllAtStart,
     logger,
   });
