@@ -20,6 +20,7 @@ import { createMemberDirectory } from "../core/member-directory.js";
 import { invalidateOnChange } from "../core/cache-invalidation.js";
 import { createInternHostClients } from "../core/chat/intern-host-clients.js";
 import { createRateLimiter } from "../core/rate-limiter.js";
+import { startSpeechChargeSweep } from "../core/speech/speech-charge-sweep.js";
 import { registerChatRoute } from "../bridge/chat-route.js";
 import { registerSpeechRoute } from "../bridge/speech-route.js";
 import { registerVideoRoutes } from "../bridge/video-routes.js";
@@ -93,6 +94,11 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
     let bootstrap: BootstrapTenant | undefined;
     if (embedded || config.bootstrap) bootstrap = await bootstrapTenant(store, config.dataDir, { demoIntern: embedded });
 
+    const speechLogger = logger.child({ service: "speech" });
+    // Before any listener: on the embedded store every pending charge is then a dead process's.
+    const speechChargeSweep = await startSpeechChargeSweep({ store, logger: speechLogger, embedded });
+    cleanups.push(() => speechChargeSweep.stop());
+
     const metrics = createMetrics({ videoJobs: () => store.videoJobs.countUnfinished() });
     const demoHost = embedded && config.embeddedInternHost ? await startEmbeddedInternHost(store, config.dataDir, logger, metrics.registry) : undefined;
     if (demoHost) cleanups.push(() => demoHost.close());
@@ -144,7 +150,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
       speech: {
         registry: speechModels,
         limiter: createRateLimiter({ name: "speech", points: config.speechRequestsPerMinute, durationSeconds: 60, redis }),
-        logger: logger.child({ service: "speech" }),
+        logger: speechLogger,
         onSynthesis: (open) => metrics.speechSyntheses.inc(open ? 1 : -1),
         onRealTimeFactor: (model, factor) => metrics.speechRealTimeFactor.observe({ model }, factor),
       },
@@ -209,6 +215,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
             await redis?.quit().catch(() => undefined);
             await speechModels.close();
             await video.close();
+            await speechChargeSweep.stop();
             await demoHost?.close();
             await tracing.shutdown().catch(() => undefined);
             await store.close();

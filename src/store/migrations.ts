@@ -104,6 +104,21 @@ export const migrations: readonly { id: number; name: string; sql: string }[] = 
     // The W3C traceparent of the submission's span, so the job's work, later and elsewhere, joins its trace.
     sql: `ALTER TABLE video_jobs ADD COLUMN traceparent text;`,
   },
+  {
+    id: 4,
+    name: "speech_charges",
+    // A speech charge until its synthesis settles it: a process that dies in between leaves the row,
+    // and the start-up or periodic sweep refunds it (by age, hence the index).
+    sql: `
+      CREATE TABLE speech_charges (
+        generation_id text PRIMARY KEY,
+        org_id text NOT NULL REFERENCES organizations (id),
+        usd numeric(20, 6) NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX speech_charges_by_age ON speech_charges (created_at);
+    `,
+  },
 ];
 
 /**

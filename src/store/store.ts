@@ -7,6 +7,7 @@ import { createOrganizations } from "./organizations.js";
 import { migrate } from "./migrations.js";
 import { createPgliteDatabase } from "./pglite-database.js";
 import { createPostgresDatabase } from "./postgres-database.js";
+import { createSpeechCharges, type SpeechCharges } from "./speech-charges.js";
 import { createVideoJobs } from "./video-jobs.js";
 import { createWebhookDeliveries } from "./webhook-deliveries.js";
 
@@ -27,6 +28,7 @@ export interface Store {
   readonly members: ReturnType<typeof createMembers>;
   readonly apiKeys: ReturnType<typeof createApiKeys>;
   readonly interns: ReturnType<typeof createInterns>;
+  readonly speechCharges: SpeechCharges;
   readonly videoJobs: ReturnType<typeof createVideoJobs>;
   readonly webhookDeliveries: ReturnType<typeof createWebhookDeliveries>;
   /** Tells every process on this store about changes to cached rows. */
@@ -50,6 +52,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     members: createMembers(db),
     apiKeys: createApiKeys(db),
     interns: createInterns(db),
+    speechCharges: createSpeechCharges(db),
     videoJobs: createVideoJobs(db),
     webhookDeliveries: createWebhookDeliveries(db),
     changes,

@@ -10,6 +10,7 @@ import {
   type StreamSpeechResponse,
 } from "../../gen/switchboard/v1/speech_pb.js";
 import { speechCost, type SpeechModelRegistry } from "../../providers/speech/index.js";
+import type { SpeechSettlement } from "../../store/speech-charges.js";
 import type { Store } from "../../store/store.js";
 import { noteGenerationId } from "../call-observer.js";
 import { callSpanOf, endSpan, startChildSpan } from "../call-tracing.js";
@@ -24,7 +25,7 @@ import { parseSpeechRequest, type ValidatedSpeech } from "./speech-request.js";
 export interface SpeechServiceOptions {
   /** Spans of this service's own work, under each call's span. */
   tracer: Tracer;
-  store: Pick<Store, "organizations">;
+  store: Pick<Store, "speechCharges">;
   /** The models callers may name, built once at startup. */
   registry: Pick<SpeechModelRegistry, "resolve" | "models">;
   /** Syntheses per member. */
@@ -85,16 +86,18 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
  * charges the organization before the engine starts, and streams the engine's
  * audio. The engine's first chunk is awaited before the `start` message, so
  * any refusal up to then (unknown voice, upstream 5xx) is a real error status
- * the bridge can answer with a JSON envelope.
+ * the bridge can answer with a JSON envelope. The charge stays pending in the
+ * store until the refund rule can no longer give it back, so a process that
+ * dies meanwhile leaves it for the sweep (`startSpeechChargeSweep`) to refund.
  */
 export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<typeof SpeechService> {
-  async function refund(orgId: string, usd: number, generationId: string): Promise<boolean> {
+  /** Settles a pending charge; a store failure is logged, never thrown at the caller, and leaves the row to the sweep. */
+  async function settleCharge(orgId: string, usd: number, generationId: string, refund: boolean): Promise<SpeechSettlement | "failed"> {
     try {
-      await options.store.organizations.refund(orgId, usd);
-      return true;
+      return await options.store.speechCharges.settle(generationId, refund);
     } catch (error) {
-      options.logger?.error({ err: error, generation_id: generationId, org_id: orgId, cost_usd: usd }, "speech refund failed");
-      return false;
+      options.logger?.error({ err: error, generation_id: generationId, org_id: orgId, cost_usd: usd }, refund ? "speech refund failed" : "speech charge not settled");
+      return "failed";
     }
   }
 
@@ -104,11 +107,11 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
     const speech: ValidatedSpeech = parseSpeechRequest(message, context.requestHeader.get("x-session-id"), options.registry);
     await options.limiter.consume(caller.memberId);
     const cost = chargeable(speechCost(speech.model, message.input));
-    if (cost > 0 && !(await options.store.organizations.charge(caller.orgId, cost))) {
+    // The pending charge is recorded under the generation id, so the id is made before charging.
+    const generationId = newGenerationId();
+    if (cost > 0 && !(await options.store.speechCharges.charge(caller.orgId, cost, generationId))) {
       throw catalogueError("insufficient_credits", `Insufficient credits: this request costs ${cost} USD.`);
     }
-
-    const generationId = newGenerationId();
     noteGenerationId(context, generationId);
     const operationSpan = startTracedOperation(options.tracer, callSpanOf(context), "speech.synthesize", speech);
     operationSpan.setAttributes({ "switchboard.generation_id": generationId, "switchboard.model": speech.model.id });
@@ -120,6 +123,8 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
     options.onSynthesis?.(true);
     const audio = speech.model.engine.synthesize(speech.engineRequest, context.signal)[Symbol.asyncIterator]();
     let settled: Promise<void> | undefined;
+    // Streaming: the charge is kept once audio went out, so its row is settled then rather than at the end.
+    let keptAtFirstAudio: Promise<SpeechSettlement | "failed"> | undefined;
     // Releases the engine, settles the charge and logs, once. Also run on abort (caller gone,
     // shutdown) while this generator is parked at a `yield` behind a caller that stopped reading:
     // the transport, waiting on the socket, would never resume or close it, and the worker job or
@@ -128,7 +133,10 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
       (settled ??= (async () => {
         await audio.return?.().catch(() => undefined);
         const owed = refundRule === "first-audio" ? audioBytes === 0 : outcome !== "completed";
-        const refunded = cost > 0 && owed && (await refund(caller.orgId, cost, generationId));
+        const early = await keptAtFirstAudio;
+        const settlement = cost > 0 ? await settleCharge(caller.orgId, cost, generationId, owed) : "kept";
+        // A row gone without this call having kept it was refunded by a sweep.
+        const refunded = settlement === "refunded" || (settlement === "gone" && early !== "kept");
         options.onSynthesis?.(false);
         for (const span of [engineSpan, operationSpan]) {
           span.setAttributes({ "switchboard.outcome": outcome, "switchboard.audio_bytes": audioBytes });
@@ -165,6 +173,7 @@ export function createSpeechService(options: SpeechServiceOptions): ServiceImpl<
       yield startEvent(speech.contentType, generationId);
       for (let chunk: Uint8Array | undefined = first; chunk !== undefined; chunk = await nextAudio(audio, context.signal)) {
         audioBytes += chunk.length;
+        if (refundRule === "first-audio" && cost > 0) keptAtFirstAudio ??= settleCharge(caller.orgId, cost, generationId, false);
         yield audioEvent(chunk);
       }
       outcome = "completed";
