@@ -83,11 +83,17 @@ describe("a video job survives kill -9 of its server", () => {
 
 describe("a shutdown or a crash during the submit to the provider", () => {
   const databases: { url: string; drop: () => Promise<void> }[] = [];
-  let running: ServeProcess | undefined;
+  const servers: ServeProcess[] = [];
+
+  async function serve(env: Record<string, string>, args: string[] = []): Promise<ServeProcess> {
+    const server = await startServeProcess(env, args);
+    servers.push(server);
+    return server;
+  }
 
   afterAll(async () => {
-    running?.child.kill("SIGKILL");
-    await running?.exited;
+    for (const server of servers) server.child.kill("SIGKILL");
+    await Promise.all(servers.map((server) => server.exited));
     for (const database of databases) await database.drop();
   });
 
@@ -101,24 +107,24 @@ describe("a shutdown or a crash during the submit to the provider", () => {
       VIDEO_JOB_LEASE_SECONDS: "2",
       ...(database && { DATABASE_URL: database.url }),
     };
-    running = await startServeProcess(env, database ? ["--bootstrap"] : []);
+    const server = await serve(env, database ? ["--bootstrap"] : []);
     const key = JSON.parse(readFileSync(join(dataDir, "bootstrap.json"), "utf8")).api_key as string;
     upstream.answerNext({ delayMs: submitDelayMs });
-    const submitted = await postVideo(running.httpUrl, key, { model: "fake/slow-submit", prompt });
+    const submitted = await postVideo(server.httpUrl, key, { model: "fake/slow-submit", prompt });
     expect(submitted.status).toBe(200);
     await vi.waitFor(() => expect(submissions(prompt)).toHaveLength(1), { timeout: 15_000, interval: 20 });
-    return { env, key, submitted: submitted.body };
+    return { server, env, key, submitted: submitted.body };
   }
 
   it("lets a submit in flight at SIGTERM finish, so the restarted server resumes that provider job", { timeout: 90_000 }, async () => {
     const prompt = "submit across a SIGTERM";
     const startedBefore = upstream.jobsStarted();
-    const { env, key, submitted } = await submitSlowly(join(dir, "sigterm-submit"), prompt, 1_500);
-    running!.child.kill("SIGTERM");
-    await running!.exited;
+    const { server, env, key, submitted } = await submitSlowly(join(dir, "sigterm-submit"), prompt, 1_500);
+    server.child.kill("SIGTERM");
+    await server.exited;
 
-    running = await startServeProcess(env);
-    const { job } = await waitForVideo(running.httpUrl, key, submitted.polling_url, { timeoutMs: 30_000 });
+    const restarted = await serve(env);
+    const { job } = await waitForVideo(restarted.httpUrl, key, submitted.polling_url, { timeoutMs: 30_000 });
     expect(job).toMatchObject({ id: submitted.id, status: "completed" });
     expect(submissions(prompt)).toHaveLength(1);
     expect(upstream.jobsStarted() - startedBefore).toBe(1);
@@ -127,12 +133,12 @@ describe("a shutdown or a crash during the submit to the provider", () => {
   it("sends the same idempotency key again after kill -9, so the provider starts the job once", { timeout: 90_000 }, async () => {
     const prompt = "submit across a kill -9";
     const startedBefore = upstream.jobsStarted();
-    const { env, key, submitted } = await submitSlowly(join(dir, "kill-submit"), prompt, 1_000);
-    running!.child.kill("SIGKILL");
-    await running!.exited;
+    const { server, env, key, submitted } = await submitSlowly(join(dir, "kill-submit"), prompt, 1_000);
+    server.child.kill("SIGKILL");
+    await server.exited;
 
-    running = await startServeProcess(env);
-    const { job } = await waitForVideo(running.httpUrl, key, submitted.polling_url, { timeoutMs: 30_000 });
+    const restarted = await serve(env);
+    const { job } = await waitForVideo(restarted.httpUrl, key, submitted.polling_url, { timeoutMs: 30_000 });
     expect(job).toMatchObject({ id: submitted.id, status: "completed" });
     const keys = submissions(prompt).map((request) => request.headers["idempotency-key"]);
     expect(keys).toEqual([submitted.id, submitted.id]);
