@@ -10,6 +10,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Servers under test run from dist/, as operators run them: compiled once per run, before any test.
+    globalSetup: ["test/support/build-dist.ts"],
     // CI reads the counts from the JSON report (.ci/run).
     reporters: process.env.CI ? ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]] : ["default"],
     projects: [
