@@ -34,6 +34,15 @@ export interface RunningInternHost {
 const hostReadMaxBytes = 1024 * 1024 + 64 * 1024;
 
 /**
+ * Streams one HTTP/2 connection may hold open on the host. A gateway carries
+ * every run it relays to this host over one connection, so this is also the
+ * most runs one gateway can hold open here at once (a run beyond it waits
+ * for a slot, then fails `timeout`); a bound still, so one client cannot
+ * make the host hold streams without end.
+ */
+export const hostMaxConcurrentStreams = 10_000;
+
+/**
  * Starts `switchboard intern-host`: InternHostService over cleartext HTTP/2
  * (gRPC, Connect and gRPC-Web), in front of one ACP agent. The agent is
  * started right away but not awaited: the host comes up even while its agent
@@ -45,7 +54,7 @@ export async function startInternHost(options: InternHostOptions): Promise<Runni
   const host = createInternHostRoutes(registry ? { ...options, metricsRegistry: registry } : options);
   // Connect reads a request before the token check runs, and its default
   // limit is 4 GiB: a stranger's 400 MiB CancelRun took the host to 2 GB.
-  const server = http2.createServer({ settings: { maxConcurrentStreams: 1_000 } }, connectNodeAdapter({ routes: host.routes, readMaxBytes: hostReadMaxBytes }));
+  const server = http2.createServer({ settings: { maxConcurrentStreams: hostMaxConcurrentStreams } }, connectNodeAdapter({ routes: host.routes, readMaxBytes: hostReadMaxBytes }));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);

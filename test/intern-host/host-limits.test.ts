@@ -1,5 +1,7 @@
+import http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostMaxConcurrentStreams } from "../../src/intern-host/intern-host.js";
 import { scriptedAgentCommand } from "../support/scripted-agent-command.js";
 import { contentOf, startTestHost, type TestHost } from "./host-harness.js";
 
@@ -16,5 +18,19 @@ describe("intern host limits", () => {
     expect((refused as ConnectError).code).toBe(Code.ResourceExhausted);
     // A prompt of the chat route's largest size still goes through.
     expect(contentOf(await test.start(`say ${"😀".repeat(31_990)}`))).toBe("😀".repeat(31_990));
+  });
+
+  // A gateway relays every run on one connection to the host: at 1,000 streams, the 1,001st chat stream of
+  // bench/capacity waited for a slot and failed `timeout` 30 s later.
+  it("lets one connection hold the 5,000 runs a gateway may relay at once, and no unbounded number", async () => {
+    const session = http2.connect(test.host.url);
+    try {
+      const settings = await new Promise<http2.Settings>((resolve) => session.once("remoteSettings", resolve));
+      expect(settings.maxConcurrentStreams).toBe(hostMaxConcurrentStreams);
+      expect(hostMaxConcurrentStreams).toBeGreaterThanOrEqual(5_000);
+      expect(hostMaxConcurrentStreams).toBeLessThan(2 ** 32 - 1);
+    } finally {
+      session.close();
+    }
   });
 });
