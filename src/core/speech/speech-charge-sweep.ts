@@ -62,22 +62,14 @@ export async function startSpeechChargeSweep(options: SpeechChargeSweepOptions):
   await running;
   if (options.embedded) return { stop: async () => undefined };
 
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const schedule = () => {
-    // A timer after each sweep rather than an interval: a slow sweep never overlaps the next.
-    timer = setTimeout(() => {
-      running = sweep().then(() => {
-        if (!stopped) schedule();
-      });
-    }, options.intervalMs ?? sweepIntervalMs);
-    timer.unref();
-  };
-  schedule();
+  const timer = setInterval(() => {
+    // One sweep at a time: the next waits for the one in progress (sweep() never rejects).
+    running = running.then(sweep);
+  }, options.intervalMs ?? sweepIntervalMs);
+  timer.unref();
   return {
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
+      clearInterval(timer);
       await running;
     },
   };
