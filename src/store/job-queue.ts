@@ -110,9 +110,13 @@ function pgBossDb(db: Database, inFlight: Set<Promise<unknown>>, onError: (error
   };
 }
 
-/** pg-boss inside one of our transactions: only single statements (`send`) go through it. */
-function transactionDb(tx: Queryable): PgBossDb {
-  return { executeSql: async (text, values) => ({ rows: await tx.query(text, values ?? []) }) };
+/**
+ * pg-boss on one of our connections or transactions, for single statements
+ * (`send`, `fail`) whose failure must reach the caller: unlike the adapter of
+ * pg-boss's own loops, it reports nothing aside and swallows nothing.
+ */
+function statementDb(queryable: Queryable): PgBossDb {
+  return { executeSql: async (text, values) => ({ rows: await queryable.query(text, values ?? []) }) };
 }
 
 /** How long stopping waits for running handlers; ours return promptly once aborted. */
@@ -162,7 +166,7 @@ export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue
       }
     },
     async send(name, data, tx) {
-      await boss.send(name, data, tx ? { db: transactionDb(tx) as PgBoss.Db } : {});
+      await boss.send(name, data, tx ? { db: statementDb(tx) as PgBoss.Db } : {});
     },
     async work<T extends object>(name: string, workOptions: WorkOptions, handler: (data: T) => Promise<void>) {
       const ids: string[] = [];
@@ -179,7 +183,8 @@ export async function createJobQueue(options: JobQueueOptions): Promise<JobQueue
       );
     },
     async retry(name, ids) {
-      if (ids.length > 0) await boss.fail(name, [...ids]);
+      // Through its own adapter: on pg-boss's, a failed `fail` is swallowed as if a worker had recorded its end.
+      if (ids.length > 0) await boss.fail(name, [...ids], { db: statementDb(bossDb) as PgBoss.Db });
     },
     notify(name) {
       for (const id of workerIds.get(name) ?? []) boss.notifyWorker(id);
