@@ -12,7 +12,11 @@ export interface VideoJobSweeperOptions {
   queue: Pick<JobQueue, "send" | "notify" | "activeLongerThan" | "retry">;
   settler: VideoJobSettler;
   intervalMs: number;
-  /** A run taken from the queue this long ago whose job nobody holds lost its worker before the claim: the lease period. */
+  /**
+   * A run taken from the queue this long ago whose job nobody holds lost its
+   * worker before the claim: the lease period. Such runs are looked for at
+   * most once per this period, as the look reads the queue's table.
+   */
   stalledAfterSeconds: number;
   /**
    * Requeue every unfinished job on the first sweep, whoever held it: true on
@@ -49,14 +53,20 @@ export async function startVideoJobSweeper(options: VideoJobSweeperOptions): Pro
       logger.info({ job_ids: requeued }, "video jobs requeued after their worker went away");
       queue.notify(videoQueues.run);
     }
-    await retryStalledRuns();
+    if (performance.now() >= nextStalledCheck) {
+      nextStalledCheck = performance.now() + options.stalledAfterSeconds * 1000;
+      await retryStalledRuns();
+    }
     for (const jobId of await store.videoJobs.overdue(expiriesPerSweep)) {
       if (await settler.finish(jobId, undefined, { status: "expired", error: expiredError })) logger.info({ job_id: jobId }, "video job expired");
     }
   }
 
   // A worker that died between taking a run from the queue and claiming its job left no lease to lapse;
-  // the queue would hold the run as active until its expiry, past the job's time to live.
+  // the queue would hold the run as active until its expiry, past the job's time to live. The look scans the
+  // queue's partition of pg-boss's job table (no index serves it), so it runs once per lease period, not per
+  // sweep: a lost run is retried within two lease periods of being taken.
+  let nextStalledCheck = 0;
   async function retryStalledRuns(): Promise<void> {
     const stalled = await queue.activeLongerThan(videoQueues.run, options.stalledAfterSeconds);
     if (stalled.length === 0) return;
