@@ -28,11 +28,13 @@ export interface Capacity {
   /** Streams that received at least one `: keepalive` comment. */
   keptAlive: number;
   failures: Record<string, number>;
-  /** Gateway VmRSS, bytes: after a warm-up and before the streams, and with them all open. */
+  /** Gateway VmRSS, bytes, each read after a forced full collection: after a warm-up and before the streams, and with them all open. */
   gatewayRssBefore: number;
   gatewayRssWithStreams: number;
   hostRssBefore: number;
   hostRssWithStreams: number;
+  /** V8 heap used after a forced full collection, bytes: garbage left out, unlike RSS. */
+  heapAfterCollection: { gatewayBefore: number; gatewayWithStreams: number; hostBefore: number; hostWithStreams: number };
   secondsToOpen: number;
 }
 
@@ -99,6 +101,9 @@ export async function measureCapacity(options: CapacityOptions = {}): Promise<Ca
     const warm = await Promise.all(Array.from({ length: 8 }, () => openSilentStream(processes, agent, () => undefined)));
     for (const request of warm) request.destroy();
     await sleep(2_000);
+    // Both states are read after a forced full collection: RSS read at an arbitrary point of the GC cycle moved
+    // by hundreds of MiB between runs (garbage of the start and the warm-up), more than the streams' own memory.
+    const [gatewayHeapBefore, hostHeapBefore] = [await heapAfterCollection(processes, "gateway"), await heapAfterCollection(processes, "host")];
     const gatewayRssBefore = processes.rss("gateway")?.rss ?? NaN;
     const hostRssBefore = processes.rss("host")?.rss ?? NaN;
 
@@ -119,6 +124,10 @@ export async function measureCapacity(options: CapacityOptions = {}): Promise<Ca
     const secondsToOpen = roundTo((performance.now() - started) / 1000, 2);
     const deadline = Date.now() + (options.keepaliveBudgetMs ?? Math.max(10_000, 5 * heartbeatMs));
     while (keptAlive < requests.length && Date.now() < deadline) await sleep(100);
+    // After the keepalives were counted: a full collection with thousands of streams open pauses the process.
+    const [gatewayHeapWithStreams, hostHeapWithStreams] = [await heapAfterCollection(processes, "gateway"), await heapAfterCollection(processes, "host")];
+    const gatewayRssWithStreams = processes.rss("gateway")?.rss ?? NaN;
+    const hostRssWithStreams = processes.rss("host")?.rss ?? NaN;
     return {
       requested,
       streams,
@@ -127,9 +136,10 @@ export async function measureCapacity(options: CapacityOptions = {}): Promise<Ca
       keptAlive,
       failures,
       gatewayRssBefore,
-      gatewayRssWithStreams: processes.rss("gateway")?.rss ?? NaN,
+      gatewayRssWithStreams,
       hostRssBefore,
-      hostRssWithStreams: processes.rss("host")?.rss ?? NaN,
+      hostRssWithStreams,
+      heapAfterCollection: { gatewayBefore: gatewayHeapBefore, gatewayWithStreams: gatewayHeapWithStreams, hostBefore: hostHeapBefore, hostWithStreams: hostHeapWithStreams },
       secondsToOpen,
     };
   } finally {
@@ -139,6 +149,11 @@ export async function measureCapacity(options: CapacityOptions = {}): Promise<Ca
   }
 }
 
+async function heapAfterCollection(processes: SwitchboardProcesses, which: "gateway" | "host"): Promise<number> {
+  const probe = await processes.probeHeap(which);
+  return probe.collected ? probe.after.heapUsed : NaN;
+}
+
 /** The bench's rows for `npm run bench`: keepalives delivered to every open stream, and the gateway's RSS per stream. */
 export async function run(): Promise<BenchReport> {
   const result = await measureCapacity();
@@ -146,11 +161,15 @@ export async function run(): Promise<BenchReport> {
   const mib = (bytes: number) => roundTo(bytes / 1024 / 1024, 1);
   const before = "the same gateway before the streams";
   const limited = result.limitedBy ? ` (${result.limitedBy})` : "";
+  const heap = result.heapAfterCollection;
+  const perStreamKiB = (bytes: number) => roundTo(bytes / 1024 / Math.max(1, result.opened), 1);
   return {
     rows: [
       { bench, figure: `silent SSE streams open at once, each with a \`: keepalive\`${limited}`, value: result.keptAlive, unit: "streams", baseline: "streams asked for", baselineValue: result.requested, ratio: roundTo(result.keptAlive / result.requested), target: "every stream kept alive", met: result.keptAlive === result.requested },
-      { bench, figure: `gateway RSS with ${result.opened} streams open`, value: mib(result.gatewayRssWithStreams), unit: "MiB", baseline: before, baselineValue: mib(result.gatewayRssBefore), added: mib(result.gatewayRssWithStreams - result.gatewayRssBefore), target: "reported", met: null },
+      { bench, figure: `gateway RSS with ${result.opened} streams open (read after a full collection)`, value: mib(result.gatewayRssWithStreams), unit: "MiB", baseline: before, baselineValue: mib(result.gatewayRssBefore), added: mib(result.gatewayRssWithStreams - result.gatewayRssBefore), target: "reported", met: null },
       { bench, figure: "gateway RSS per open stream", value: roundTo((result.gatewayRssWithStreams - result.gatewayRssBefore) / 1024 / Math.max(1, result.opened), 1), unit: "KiB", baseline: `— (absolute; before state = ${before})`, baselineValue: null, target: "reported", met: null },
+      { bench, figure: "gateway V8 heap per open stream, after a full collection", value: perStreamKiB(heap.gatewayWithStreams - heap.gatewayBefore), unit: "KiB", baseline: `— (absolute; before state = ${before})`, baselineValue: null, target: "reported", met: null },
+      { bench, figure: "intern host V8 heap per open run, after a full collection", value: perStreamKiB(heap.hostWithStreams - heap.hostBefore), unit: "KiB", baseline: "— (absolute; before state = the same host before the streams)", baselineValue: null, target: "reported", met: null },
     ],
     detail: result,
   };
