@@ -207,3 +207,36 @@ describe("the intern host call", () => {
     }
   });
 });
+
+describe("with tracing off", () => {
+  it("still hands the host the caller's traceparent, and none when the caller sent none", async () => {
+    const untraced = await startTestServer();
+    const received: Headers[] = [];
+    const recorder = await startHostDouble({
+      async *startRun(_request, context) {
+        received.push(context.requestHeader);
+        yield { event: { seq: 1n, kind: { case: "started", value: { sessionId: `untraced-${received.length}`, runId: "untraced-run" } } } };
+        yield { event: { seq: 2n, kind: { case: "finished", value: { stopReason: "end_turn" } } } };
+      },
+    });
+    try {
+      await untraced.admin.addIntern({ orgId: untraced.tenant.organization_id, id: "untraced", endpoint: recorder.url, token: "untraced-host-token", state: "running" });
+      const chat = (headers: Record<string, string>) =>
+        fetch(`${untraced.httpUrl}/api/v1/interns/untraced/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${untraced.tenant.api_key}`, ...headers },
+          body: JSON.stringify(promptBody("say hello")),
+        }).then(readChat);
+      expect((await chat({ traceparent })).done).toBe(true);
+      expect((await chat({})).done).toBe(true);
+      expect(received).toHaveLength(2);
+      // The no-op tracer's span carries the caller's context unchanged.
+      expect(received[0].get("traceparent")).toBe(traceparent);
+      expect(received[1].get("traceparent")).toBeNull();
+      expect(spans()).toHaveLength(0);
+    } finally {
+      recorder.close();
+      await untraced.close();
+    }
+  });
+});

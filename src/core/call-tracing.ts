@@ -13,14 +13,24 @@ const headerGetter = { keys: (headers: Headers) => [...headers.keys()], get: (he
 // and would let test servers in one process see each other's spans.
 const callSpanKey = createContextKey<Span | undefined>(undefined, { description: "the span of the call served" });
 
+/** Options for {@link createTracingInterceptor}. */
+export interface TracingInterceptorOptions {
+  /** False when `tracer` is the no-op one: a call without a `traceparent` then gets no span at all. */
+  recording: boolean;
+}
+
 /**
  * Traces every call the core serves, over any listener or the bridge: a
  * SERVER span named `<service>/<method>`, joining the caller's trace when the
  * request carries a W3C `traceparent`, ended with the stream's last message,
- * marked as an error with the catalogue reason when the call failed.
+ * marked as an error with the catalogue reason when the call failed. With
+ * tracing off, only a call carrying a `traceparent` gets a (non-recording)
+ * span, so its trace context still reaches an intern host (the rest cost
+ * ~5% of a member listing's CPU in a profile, for spans nobody records).
  */
-export function createTracingInterceptor(tracer: Tracer): Interceptor {
+export function createTracingInterceptor(tracer: Tracer, options: TracingInterceptorOptions): Interceptor {
   return (next) => async (req) => {
+    if (!options.recording && !req.header.has("traceparent")) return next(req);
     const span = tracer.startSpan(
       `${req.service.typeName}/${req.method.name}`,
       { kind: SpanKind.SERVER, attributes: { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name } },

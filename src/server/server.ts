@@ -123,7 +123,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
     // The observer comes first so it also sees the auth interceptor's refusals.
     const interceptors: Interceptor[] = [
       createCallObserver(createCallRecorder(metrics, logger)),
-      createTracingInterceptor(tracing.tracer),
+      createTracingInterceptor(tracing.tracer, { recording: tracing.recording }),
       createAuthInterceptor({ keys, adminToken }),
     ];
     // At the end of the grace period open chat streams are drained (ended with

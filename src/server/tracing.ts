@@ -8,6 +8,8 @@ import type { TracingConfig } from "./config.js";
 /** The tracer the server hands to its parts, and how to flush it at shutdown. */
 export interface Tracing {
   tracer: Tracer;
+  /** False for the no-op tracer: spans are then only worth making to carry a caller's trace context on. */
+  recording: boolean;
   /** Exports what is buffered and stops the exporter. */
   shutdown(): Promise<void>;
 }
@@ -19,11 +21,11 @@ export interface Tracing {
  * passed down, so two servers in one process keep their spans apart.
  */
 export function startTracing(config: TracingConfig | undefined, exporter?: SpanExporter): Tracing {
-  if (!config && !exporter) return { tracer: trace.getTracer("switchboard"), shutdown: async () => undefined };
+  if (!config && !exporter) return { tracer: trace.getTracer("switchboard"), recording: false, shutdown: async () => undefined };
   const processor = exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(new OTLPTraceExporter({ url: config!.tracesUrl }));
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ "service.name": config?.serviceName ?? "switchboard" }),
     spanProcessors: [processor],
   });
-  return { tracer: provider.getTracer("switchboard"), shutdown: () => provider.shutdown() };
+  return { tracer: provider.getTracer("switchboard"), recording: true, shutdown: () => provider.shutdown() };
 }
