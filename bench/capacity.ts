@@ -154,7 +154,7 @@ async function heapAfterCollection(processes: SwitchboardProcesses, which: "gate
   return probe.collected ? probe.after.heapUsed : NaN;
 }
 
-/** The bench's rows for `npm run bench`: keepalives delivered to every open stream, and the gateway's RSS per stream. */
+/** The bench's rows for `npm run bench`: keepalives delivered to every open stream, and memory per stream (gateway RSS; gateway and host heap). */
 export async function run(): Promise<BenchReport> {
   const result = await measureCapacity();
   const bench = "capacity";
