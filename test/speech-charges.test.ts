@@ -9,7 +9,7 @@ import { openStore, type Store } from "../src/store/store.js";
 import { fakeApiKey, fakeChunkBytes, startFakeOpenAiSpeechServer, type FakeOpenAiSpeechServer } from "./speech/fake-openai-speech-server.js";
 import { eventually } from "./support/speech-http.js";
 import { startServeProcess, stopServeProcess, type ServeProcess } from "./support/serve-process.js";
-import { createTestDatabase, grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
+import { createTestDatabase, grpcTransportFor, openTestStore, startTestServer, type TestServer, type TestStore } from "./support/test-server.js";
 
 const onPostgres = process.env.SWITCHBOARD_TEST_STORE === "postgres";
 const startingCredits = 10;
@@ -36,19 +36,16 @@ function writeModelsFile(dir: string, upstream: FakeOpenAiSpeechServer, timeoutM
 }
 
 describe("pending speech charges in the store", () => {
-  let database: { url: string; drop: () => Promise<void> } | undefined;
+  let opened: TestStore;
   let store: Store;
   let orgId: string;
   const credits = async () => (await store.organizations.credits(orgId))!;
 
   beforeAll(async () => {
-    database = onPostgres ? await createTestDatabase() : undefined;
-    store = await openStore({ databaseUrl: database?.url });
+    opened = await openTestStore();
+    store = opened.store;
   });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => opened?.close());
   beforeEach(async () => {
     orgId = await store.organizations.create("speech charges");
     await store.organizations.setCredits(orgId, startingCredits);
@@ -95,7 +92,7 @@ describe("pending speech charges in the store", () => {
 
   it("two concurrent sweeps (two replicas) refund each charge exactly once", async () => {
     // On PostgreSQL a second store is a second pool, as another replica would have.
-    const other = database ? await openStore({ databaseUrl: database.url }) : store;
+    const other = opened.databaseUrl ? await openStore({ databaseUrl: opened.databaseUrl }) : store;
     try {
       const secondOrg = await store.organizations.create("speech charges, too");
       await store.organizations.setCredits(secondOrg, startingCredits);

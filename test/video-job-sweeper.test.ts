@@ -2,23 +2,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startVideoJobSweeper } from "../src/core/video/video-job-sweeper.js";
 import { videoQueues } from "../src/core/video/video-queues.js";
 import type { VideoJobSettler } from "../src/core/video/video-job-settler.js";
-import { openStore, type Store } from "../src/store/store.js";
-import { createTestDatabase } from "./support/test-server.js";
-
-const onPostgres = process.env.SWITCHBOARD_TEST_STORE === "postgres";
+import type { Store } from "../src/store/store.js";
+import { openTestStore, type TestStore } from "./support/test-server.js";
 
 describe("the video job sweeper", () => {
-  let database: { url: string; drop: () => Promise<void> } | undefined;
+  let opened: TestStore;
   let store: Store;
 
   beforeAll(async () => {
-    database = onPostgres ? await createTestDatabase() : undefined;
-    store = await openStore({ databaseUrl: database?.url });
+    opened = await openTestStore();
+    store = opened.store;
   });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => opened?.close());
 
   it("looks for runs lost before their claim once per lease period, not on every sweep", async () => {
     // Every sweep reads the overdue jobs; counting those reads counts the sweeps.

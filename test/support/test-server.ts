@@ -10,6 +10,7 @@ import { loadServerConfig, type ServerConfig } from "../../src/server/config.js"
 import { startServer, type RunningServer, type StartServerOptions } from "../../src/server/server.js";
 import { createLogger } from "../../src/server/logger.js";
 import type { BootstrapTenant } from "../../src/server/bootstrap.js";
+import { openStore, type Store } from "../../src/store/store.js";
 
 /** PostgreSQL the suite runs against when SWITCHBOARD_TEST_STORE=postgres. */
 export const testPostgresUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -45,6 +46,29 @@ export async function createTestDatabase(baseUrl = testPostgresUrl): Promise<{ u
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
+    },
+  };
+}
+
+/** A store opened straight from a test, without a server around it. */
+export interface TestStore {
+  store: Store;
+  /** The fresh PostgreSQL database on the postgres project, to open a second store (another replica) on; absent on PGlite. */
+  databaseUrl?: string;
+  /** Closes the store and drops its database. */
+  close(): Promise<void>;
+}
+
+/** Opens the store under test: a fresh PostgreSQL database on the postgres project, in-memory PGlite otherwise. */
+export async function openTestStore(): Promise<TestStore> {
+  const database = process.env.SWITCHBOARD_TEST_STORE === "postgres" ? await createTestDatabase() : undefined;
+  const store = await openStore({ databaseUrl: database?.url });
+  return {
+    store,
+    databaseUrl: database?.url,
+    async close() {
+      await store.close();
+      await database?.drop();
     },
   };
 }
