@@ -1,10 +1,11 @@
 import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { measureFirstChunkLatency, type FirstChunkLatency } from "./chat-path/first-chunk-latency.js";
+import { measureFirstChunkLatency, measureRelayedFirstChunkLatency, type FirstChunkLatency, type RelayedFirstChunkLatency } from "./chat-path/first-chunk-latency.js";
 import { measurePausedRunMemory, type PausedRunMemory } from "./chat-path/paused-run-memory.js";
 import { createBenchAgent } from "./chat-path/sse-client.js";
 import { measureStreamThroughput, type StreamThroughput } from "./chat-path/stream-throughput.js";
 import { startSwitchboardProcesses } from "./chat-path/switchboard-processes.js";
+import { startTcpRelay } from "./chat-path/tcp-relay.js";
 import { addedRow, type BenchReport, type BenchRow } from "./bench-row.js";
 
 /** Options for {@link run}; the defaults are what `npm run bench` measures (BENCH_SCALE scales windows and counts). */
@@ -52,6 +53,13 @@ export interface FirstChunkDetail {
   gatewayCpuMsPerStream: number;
   /** One short stream at a time per path with a pause between: the hop's cost without queueing. */
   unloaded: FirstChunkLatency & { addedP50Ms: number; addedP99Ms: number; gatewayCpuMsPerStream: number };
+  /**
+   * The loaded measurement again with a bare TCP relay process in the
+   * gateway's place (nothing parsed): the least any gateway in a process of
+   * its own adds here. Lighter than the judged run (no gateway work), so it
+   * understates the hop's cost there.
+   */
+  relayed: RelayedFirstChunkLatency & { addedP50Ms: number; addedP99Ms: number };
 }
 
 const targets = { addedP50Ms: 1, addedP99Ms: 5, throughputRatio: 0.5, kibPerPausedRun: 50 };
@@ -85,16 +93,26 @@ async function measureStreaming(scale: number) {
     cpuBefore = gatewayCpuMs();
     const loaded = await withConditions(() => measureFirstChunkLatency(processes, agent, loadedOptions));
     const loadedCpuMs = gatewayCpuMs() - cpuBefore;
+    const relayed = await measureThroughRelay(processes, loadedOptions);
     const throughput = await withConditions(() => measureStreamThroughput(processes, agent, throughputOptions));
-    return { loadedOptions, unloaded, unloadedCpuMs, loaded, loadedCpuMs, throughput };
+    return { loadedOptions, unloaded, unloadedCpuMs, loaded, loadedCpuMs, relayed, throughput };
   } finally {
     agent.destroy();
     await processes.stop();
   }
 }
 
+async function measureThroughRelay(processes: Awaited<ReturnType<typeof startSwitchboardProcesses>>, options: Parameters<typeof measureFirstChunkLatency>[2]) {
+  const relay = await startTcpRelay(processes.hostUrl);
+  try {
+    return await measureRelayedFirstChunkLatency(processes, relay.url, options);
+  } finally {
+    await relay.stop();
+  }
+}
+
 function firstChunkItem(streaming: Awaited<ReturnType<typeof measureStreaming>>): ChatPathBenchResult["firstChunk"] {
-  const { loadedOptions, unloaded, loaded } = streaming;
+  const { loadedOptions, unloaded, loaded, relayed } = streaming;
   const { whole, direct } = loaded.value;
   const added = { p50Ms: round(whole.firstChunkMs.p50 - direct.firstChunkMs.p50), p99Ms: round(whole.firstChunkMs.p99 - direct.firstChunkMs.p99) };
   return {
@@ -117,6 +135,11 @@ function firstChunkItem(streaming: Awaited<ReturnType<typeof measureStreaming>>)
         addedP50Ms: round(unloaded.whole.firstChunkMs.p50 - unloaded.direct.firstChunkMs.p50),
         addedP99Ms: round(unloaded.whole.firstChunkMs.p99 - unloaded.direct.firstChunkMs.p99),
         gatewayCpuMsPerStream: round(streaming.unloadedCpuMs / unloaded.whole.completedStreams),
+      },
+      relayed: {
+        ...relayed,
+        addedP50Ms: round(relayed.relayed.firstChunkMs.p50 - relayed.direct.firstChunkMs.p50),
+        addedP99Ms: round(relayed.relayed.firstChunkMs.p99 - relayed.direct.firstChunkMs.p99),
       },
     },
   };
@@ -205,6 +228,24 @@ function agentCeilingRow(bench: string, throughput: ChatPathBenchResult["through
   };
 }
 
+/** The least any gateway process could add here: the same load read through a bare TCP relay in its place. */
+function relayRows(bench: string, relayed: FirstChunkDetail["relayed"], concurrency: number): BenchRow[] {
+  const baseline = "same streams read from the host over gRPC, same run";
+  const target = "reported (what one more process hop adds here, before any gateway work)";
+  return (["p50", "p99"] as const).map((at) =>
+    addedRow({
+      bench,
+      figure: `time to first chunk ${at}, ${concurrency} concurrent streams, through a bare TCP relay process in the gateway's place (nothing parsed)`,
+      value: relayed.relayed.firstChunkMs[at],
+      unit: "ms",
+      baseline,
+      baselineValue: relayed.direct.firstChunkMs[at],
+      target,
+      maxAdded: null,
+    }),
+  );
+}
+
 /** The bench's rows for `npm run bench`: each chat-path item as rows beside its same-run baseline. */
 export async function run(options: ChatPathBenchOptions = {}): Promise<BenchReport> {
   const result = await measureChatPath(options);
@@ -216,6 +257,7 @@ export async function run(options: ChatPathBenchOptions = {}): Promise<BenchRepo
     rows: [
       addedRow({ bench, figure: `time to first chunk p50, ${concurrency} concurrent streams`, value: firstChunk.figure.p50Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p50Ms, target: `added ≤ ${targets.addedP50Ms} ms`, maxAdded: targets.addedP50Ms }),
       addedRow({ bench, figure: `time to first chunk p99, ${concurrency} concurrent streams`, value: firstChunk.figure.p99Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p99Ms, target: `added ≤ ${targets.addedP99Ms} ms`, maxAdded: targets.addedP99Ms }),
+      ...relayRows(bench, firstChunk.detail.relayed, concurrency),
       { bench, figure: "SSE events/s through the whole path", value: throughput.figure.eventsPerSecond, unit: "events/s", baseline: "bare Node SSE writer, same bytes", baselineValue: throughput.baseline.eventsPerSecond, ratio: throughput.ratio, target: `≥ ${targets.throughputRatio}×`, met: throughput.met },
       agentCeilingRow(bench, throughput),
       { bench, figure: `memory per run paused at a question, ${pausedRunMemory.detail.requested} paused`, value: pausedRunMemory.figure.kibPerRun, unit: "KiB", baseline: "— (absolute target; before state = the same processes before the runs)", baselineValue: null, target: `≤ ${targets.kibPerPausedRun} KiB`, met: pausedRunMemory.met },

@@ -43,6 +43,13 @@ export interface FirstChunkLatency {
   direct: PathLatency;
 }
 
+/** Figures of {@link measureRelayedFirstChunkLatency}. */
+export interface RelayedFirstChunkLatency {
+  /** Through the bare relay process. */
+  relayed: PathLatency;
+  direct: PathLatency;
+}
+
 interface Sample {
   firstChunkNs: bigint;
   requestLegNs: bigint;
@@ -96,10 +103,13 @@ function wholePathProbe(processes: SwitchboardProcesses, agent: http.Agent, prom
   };
 }
 
-/** The baseline: the same prompt as StartRun straight to the intern host over gRPC (HTTP/2), with the host token. */
-function directProbe(processes: SwitchboardProcesses, prompt: string): StreamProbe {
+/**
+ * The baseline: the same prompt as StartRun straight to the intern host over
+ * gRPC (HTTP/2), with the host token; `hostUrl` may be a relay in front of it.
+ */
+function directProbe(processes: SwitchboardProcesses, prompt: string, hostUrl = processes.hostUrl): StreamProbe {
   // The gateway's own host client options, so the hop is the same one.
-  const client = createClient(InternHostService, createGrpcTransport({ baseUrl: processes.hostUrl, pingIntervalMs: 15_000, idleConnectionTimeoutMs: 5 * 60_000 }));
+  const client = createClient(InternHostService, createGrpcTransport({ baseUrl: hostUrl, pingIntervalMs: 15_000, idleConnectionTimeoutMs: 5 * 60_000 }));
   const headers = { authorization: `Bearer ${processes.hostToken}` };
   return async () => {
     const sentNs = process.hrtime.bigint();
@@ -179,15 +189,36 @@ function summarize(result: PathResult, windowMs: number): PathLatency {
  * like a model answering.
  */
 export async function measureFirstChunkLatency(processes: SwitchboardProcesses, agent: http.Agent, options: FirstChunkLatencyOptions): Promise<FirstChunkLatency> {
-  const prompt = options.chunksPerStream > 0 ? `flood-timed 1\nflood-timed ${options.chunksPerStream} ${options.gapMs}` : "flood-timed 1";
-  const whole = wholePathProbe(processes, agent, prompt);
-  const direct = directProbe(processes, prompt);
+  const prompt = promptOf(options);
+  const [whole, direct] = await drivePaths(wholePathProbe(processes, agent, prompt), directProbe(processes, prompt), options);
+  return { whole, direct };
+}
+
+/**
+ * The same measurement with a bare TCP relay process (`relayUrl`, in front
+ * of the host, nothing parsed) in the gateway's place: the same StartRun read
+ * through the relay and straight from the host, both at once. What the relay
+ * adds is the least any gateway in a process of its own could add on this
+ * machine under this load.
+ */
+export async function measureRelayedFirstChunkLatency(processes: SwitchboardProcesses, relayUrl: string, options: FirstChunkLatencyOptions): Promise<RelayedFirstChunkLatency> {
+  const prompt = promptOf(options);
+  const [relayed, direct] = await drivePaths(directProbe(processes, prompt, relayUrl), directProbe(processes, prompt), options);
+  return { relayed, direct };
+}
+
+function promptOf(options: FirstChunkLatencyOptions): string {
+  return options.chunksPerStream > 0 ? `flood-timed 1\nflood-timed ${options.chunksPerStream} ${options.gapMs}` : "flood-timed 1";
+}
+
+/** Drives two paths at once, so they see the same load at every moment. */
+async function drivePaths(first: StreamProbe, second: StreamProbe, options: FirstChunkLatencyOptions): Promise<[PathLatency, PathLatency]> {
   // At least a second, which also warms connections and the JIT before sampling.
   const rampMs = Math.max(1_000, options.chunksPerStream * options.gapMs);
   const thinkMs = options.thinkMs ?? 0;
-  const [wholeResult, directResult] = await Promise.all([
-    drivePath(whole, options.concurrency, rampMs, options.windowMs, thinkMs),
-    drivePath(direct, options.concurrency, rampMs, options.windowMs, thinkMs),
+  const results = await Promise.all([
+    drivePath(first, options.concurrency, rampMs, options.windowMs, thinkMs),
+    drivePath(second, options.concurrency, rampMs, options.windowMs, thinkMs),
   ]);
-  return { whole: summarize(wholeResult, options.windowMs), direct: summarize(directResult, options.windowMs) };
+  return [summarize(results[0], options.windowMs), summarize(results[1], options.windowMs)];
 }
