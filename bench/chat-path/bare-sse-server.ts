@@ -1,21 +1,14 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import http, { type ServerResponse } from "node:http";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { guardChild, releaseChild } from "./orphan-guard.js";
+import { fileURLToPath } from "node:url";
+import { spawnBenchChild, type BenchChild } from "./bench-child.js";
 
 const thisFile = fileURLToPath(import.meta.url);
 
 /** A running bare SSE writer in its own process. */
-export interface BareSseServer {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
+export type BareSseServer = BenchChild;
 
 /**
  * Starts the baseline of the chat throughput figure in a child process (as
@@ -24,31 +17,8 @@ export interface BareSseServer {
  * one `write` per event, waiting for `drain` when the socket is full, exactly
  * as the bridge's SSE writer does. Same bytes, same events, nothing upstream.
  */
-export async function startBareSseServer(dir: string): Promise<BareSseServer> {
-  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-  const child: ChildProcess = spawn(process.execPath, ["--import", tsxLoader, thisFile, dir], { stdio: ["ignore", "pipe", "inherit"] });
-  guardChild(child.pid!);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve(releaseChild(child.pid!))));
-  try {
-    const lines = createInterface({ input: child.stdout! });
-    const first = await new Promise<string>((resolve, reject) => {
-      lines.once("line", resolve);
-      void exited.then(() => reject(new Error("The bare SSE server exited before it listened.")));
-    });
-    lines.close();
-    return {
-      url: (JSON.parse(first) as { url: string }).url,
-      pid: child.pid!,
-      async stop() {
-        child.kill("SIGTERM");
-        await exited;
-      },
-    };
-  } catch (error) {
-    child.kill("SIGKILL");
-    await exited;
-    throw error;
-  }
+export function startBareSseServer(dir: string): Promise<BareSseServer> {
+  return spawnBenchChild(thisFile, [dir], "The bare SSE server");
 }
 
 async function writeEvents(response: ServerResponse, events: readonly string[]): Promise<void> {
