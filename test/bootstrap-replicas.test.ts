@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootstrapPath, bootstrapTenant } from "../src/server/bootstrap.js";
 import { openStore, type Store } from "../src/store/store.js";
-import { createTestDatabase } from "./support/test-server.js";
+import { createTestDatabase, testSecrets } from "./support/test-server.js";
 
 const onPostgres = process.env.SWITCHBOARD_TEST_STORE === "postgres";
 
@@ -17,7 +17,7 @@ describe.skipIf(!onPostgres)("the first-start bootstrap of replicas starting tog
   beforeAll(async () => {
     database = await createTestDatabase();
     dir = mkdtempSync(join(tmpdir(), "switchboard-bootstrap-replicas-"));
-    for (let i = 0; i < 4; i++) stores.push(await openStore({ databaseUrl: database.url }));
+    for (let i = 0; i < 4; i++) stores.push(await openStore({ databaseUrl: database.url, secrets: testSecrets }));
   });
   afterAll(async () => {
     await Promise.all(stores.map((store) => store.close()));

@@ -54,6 +54,8 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL and one Redis", () 
       DATA_DIR: join(dir, "data"),
       // Set, as an operator of replicas does: each would otherwise generate its own.
       ADMIN_TOKEN: adminToken,
+      // Likewise shared: host tokens and signing secrets sealed through one replica open on the other.
+      SECRETS_KEY: randomBytes(32).toString("hex"),
       MODELS_FILE: writeVideoModelsFile(dir, [model]),
       VIDEO_WORKERS: "2",
       CHAT_TURNS_PER_MINUTE: String(turnsPerMinute),

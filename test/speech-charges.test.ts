@@ -9,7 +9,7 @@ import { openStore, type Store } from "../src/store/store.js";
 import { fakeApiKey, fakeChunkBytes, startFakeOpenAiSpeechServer, type FakeOpenAiSpeechServer } from "./speech/fake-openai-speech-server.js";
 import { eventually } from "./support/speech-http.js";
 import { startServeProcess, stopServeProcess, type ServeProcess } from "./support/serve-process.js";
-import { createTestDatabase, grpcTransportFor, openTestStore, startTestServer, type TestServer, type TestStore } from "./support/test-server.js";
+import { createTestDatabase, grpcTransportFor, openTestStore, serverSecrets, startTestServer, type TestServer, type TestStore } from "./support/test-server.js";
 
 const onPostgres = process.env.SWITCHBOARD_TEST_STORE === "postgres";
 const startingCredits = 10;
@@ -92,7 +92,7 @@ describe("pending speech charges in the store", () => {
 
   it("two concurrent sweeps (two replicas) refund each charge exactly once", async () => {
     // On PostgreSQL a second store is a second pool, as another replica would have.
-    const other = opened.databaseUrl ? await openStore({ databaseUrl: opened.databaseUrl }) : store;
+    const other = opened.databaseUrl ? await openStore({ databaseUrl: opened.databaseUrl, secrets: store.secrets }) : store;
     try {
       const secondOrg = await store.organizations.create("speech charges, too");
       await store.organizations.setCredits(secondOrg, startingCredits);
@@ -254,7 +254,7 @@ describe("a speech charge survives kill -9 of its server", () => {
     served.child.kill("SIGKILL");
     await served.exited;
 
-    const openTheStore = () => openStore({ databaseUrl: database?.url, dataDir });
+    const openTheStore = () => openStore({ databaseUrl: database?.url, dataDir, secrets: serverSecrets(dataDir, database?.url) });
     let store = await openTheStore();
     try {
       expect(await store.organizations.credits(tenant.organization_id)).toBeCloseTo(startingCredits - cost, 6);

@@ -52,7 +52,7 @@ export async function bootstrapTenant(store: Store, dataDir: string, options: { 
     // Replicas started together with --bootstrap: one creates the tenant, the others find it there.
     await takeAdvisoryLock(tx, "bootstrap");
     if (!(await isEmptyStore(tx))) return undefined;
-    const organizations = createOrganizations(tx);
+    const organizations = createOrganizations(tx, store.secrets);
     const apiKeys = createApiKeys(tx);
     const orgId = await organizations.create("Development");
     const memberId = await createMembers(tx).add({ orgId, email: "admin@example.com", firstName: "Dev", lastName: "Admin", role: "org:admin" });
@@ -60,7 +60,7 @@ export async function bootstrapTenant(store: Store, dataDir: string, options: { 
     const managementKey = await apiKeys.create({ orgId, memberId, management: true, grant: false });
     await organizations.setProgramme(orgId, true);
     await organizations.setCredits(orgId, 10);
-    if (options.demoIntern) await createInterns(tx).add({ orgId, id: demoInternId, endpoint: "http://127.0.0.1:0", hostToken: "unset", state: "running" });
+    if (options.demoIntern) await createInterns(tx, store.secrets).add({ orgId, id: demoInternId, endpoint: "http://127.0.0.1:0", hostToken: "unset", state: "running" });
     const tenant: BootstrapTenant = {
       organization_id: orgId,
       member_id: memberId,

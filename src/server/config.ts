@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseLogLevel } from "./logger.js";
+import { parseSecretsKey } from "./secrets-key.js";
 
 /** Everything `switchboard serve` reads from its environment, validated once. */
 export interface ServerConfig {
@@ -11,6 +12,8 @@ export interface ServerConfig {
   databaseUrl?: string;
   redisUrl?: string;
   adminToken?: string;
+  /** `SECRETS_KEY`: seals intern host tokens and webhook signing secrets (32 bytes); unset, see `resolveSecretsKey`. */
+  secretsKey?: Buffer;
   logLevel: string;
   /** Bootstrap a development tenant even on PostgreSQL (`--bootstrap`). */
   bootstrap: boolean;
@@ -102,6 +105,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, flags: { 
     databaseUrl,
     redisUrl,
     adminToken: env.ADMIN_TOKEN || undefined,
+    secretsKey: env.SECRETS_KEY ? parseSecretsKey(env.SECRETS_KEY, "SECRETS_KEY") : undefined,
     logLevel: parseLogLevel(env.LOG_LEVEL),
     bootstrap: flags.bootstrap ?? false,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),

@@ -25,9 +25,11 @@ import { registerChatRoute } from "../bridge/chat-route.js";
 import { registerSpeechRoute } from "../bridge/speech-route.js";
 import { registerVideoRoutes } from "../bridge/video-routes.js";
 import { createSpeechModelRegistry, loadSpeechModels } from "../providers/speech/index.js";
+import { createSecretBox } from "../store/secret-box.js";
 import { openStore, type Store } from "../store/store.js";
 import type { BridgeOptions } from "../bridge/bridge-plugin.js";
 import { resolveAdminToken } from "./admin-token.js";
+import { resolveSecretsKey } from "./secrets-key.js";
 import { connectRedis } from "./redis-client.js";
 import { bootstrapTenant, type BootstrapTenant } from "./bootstrap.js";
 import type { ServerConfig } from "./config.js";
@@ -82,9 +84,14 @@ export interface StartServerOptions {
 }
 
 export async function startServer(config: ServerConfig, logger: Logger, options: StartServerOptions = {}): Promise<RunningServer> {
+  const secrets = createSecretBox(resolveSecretsKey(config.secretsKey, { dataDir: config.dataDir, embedded: !config.databaseUrl }));
+  if (!secrets.sealing) {
+    logger.warn("intern host tokens and webhook signing secrets are stored unencrypted: set the same SECRETS_KEY on every replica to seal them");
+  }
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    secrets,
     // Until the listener is back, other replicas' changes reach this one through the caches' TTL.
     onChangeNoticeError: (error) => logger.warn({ err: error }, "change notices between replicas are interrupted; cached keys and interns refresh within 5 s meanwhile"),
   });

@@ -1,4 +1,5 @@
 import type { Queryable } from "./database.js";
+import type { SecretBox } from "./secret-box.js";
 
 /** Lifecycle states of an intern. */
 export const internStates = ["provisioned", "suspended", "running"] as const;
@@ -15,15 +16,24 @@ export interface InternRecord {
   state: InternState;
 }
 
-/** The interns registry; every lookup is scoped to an organization. */
-export function createInterns(db: Queryable) {
+/** Where an intern's host token lives: the data its sealed form is bound to, so it opens in no other row. */
+export function hostTokenContext(orgId: string, id: string): string {
+  // Organization ids are generated without ':', so the first one after the column name ends it.
+  return `interns.host_token:${orgId}:${id}`;
+}
+
+/**
+ * The interns registry; every lookup is scoped to an organization. Host
+ * tokens are sealed with `secrets` on write and opened on read.
+ */
+export function createInterns(db: Queryable, secrets: SecretBox) {
   return {
     async add(intern: InternRecord): Promise<void> {
       await db.query("INSERT INTO interns (org_id, id, endpoint, host_token, state) VALUES ($1, $2, $3, $4, $5)", [
         intern.orgId,
         intern.id,
         intern.endpoint,
-        intern.hostToken,
+        secrets.seal(intern.hostToken, hostTokenContext(intern.orgId, intern.id)),
         intern.state,
       ]);
     },
@@ -35,11 +45,12 @@ export function createInterns(db: Queryable) {
         [orgId, id],
       );
       const row = rows[0];
-      return row && { orgId: row.org_id, id: row.id, endpoint: row.endpoint, hostToken: row.host_token, state: row.state };
+      return row && { orgId: row.org_id, id: row.id, endpoint: row.endpoint, hostToken: secrets.open(row.host_token, hostTokenContext(row.org_id, row.id)), state: row.state };
     },
     /** Points an intern at a (new) host endpoint; false when it does not exist. */
     async setEndpoint(orgId: string, id: string, endpoint: string, hostToken: string): Promise<boolean> {
-      const rows = await db.query("UPDATE interns SET endpoint = $3, host_token = $4 WHERE org_id = $1 AND id = $2 RETURNING id", [orgId, id, endpoint, hostToken]);
+      const sealed = secrets.seal(hostToken, hostTokenContext(orgId, id));
+      const rows = await db.query("UPDATE interns SET endpoint = $3, host_token = $4 WHERE org_id = $1 AND id = $2 RETURNING id", [orgId, id, endpoint, sealed]);
       return rows.length > 0;
     },
     /**

@@ -119,6 +119,19 @@ export const migrations: readonly { id: number; name: string; sql: string }[] = 
       CREATE INDEX speech_charges_by_age ON speech_charges (created_at);
     `,
   },
+  {
+    id: 5,
+    name: "secrets_key_check",
+    // One value sealed with the key the stored secrets are sealed with (at most one row), so a start with
+    // another key is refused at once rather than failing at the first chat or webhook.
+    sql: `
+      CREATE TABLE secrets_key_check (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        sealed text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /**

@@ -1,8 +1,17 @@
 import type { Queryable } from "./database.js";
 import { newId } from "./ids.js";
+import type { SecretBox } from "./secret-box.js";
 
-/** Organizations: programme membership and credit balance. */
-export function createOrganizations(db: Queryable) {
+/** Where an organization's webhook signing secret lives: the data its sealed form is bound to, so it opens in no other row. */
+export function signingSecretContext(id: string): string {
+  return `organizations.webhook_signing_secret:${id}`;
+}
+
+/**
+ * Organizations: programme membership, credit balance and webhook settings.
+ * The signing secret is sealed with `secrets` on write and opened on read.
+ */
+export function createOrganizations(db: Queryable, secrets: SecretBox) {
   return {
     /** Creates an organization and returns its id. */
     async create(name: string): Promise<string> {
@@ -43,12 +52,13 @@ export function createOrganizations(db: Queryable) {
      * organization does not exist.
      */
     async setWebhookSettings(id: string, settings: { signingSecret?: string | null; callbackUrl?: string | null }): Promise<boolean> {
+      const signingSecret = typeof settings.signingSecret === "string" ? secrets.seal(settings.signingSecret, signingSecretContext(id)) : null;
       const rows = await db.query(
         `UPDATE organizations
             SET webhook_signing_secret = CASE WHEN $2 THEN $3 ELSE webhook_signing_secret END,
                 webhook_callback_url = CASE WHEN $4 THEN $5 ELSE webhook_callback_url END
           WHERE id = $1 RETURNING id`,
-        [id, settings.signingSecret !== undefined, settings.signingSecret ?? null, settings.callbackUrl !== undefined, settings.callbackUrl ?? null],
+        [id, settings.signingSecret !== undefined, signingSecret, settings.callbackUrl !== undefined, settings.callbackUrl ?? null],
       );
       return rows.length > 0;
     },
@@ -60,7 +70,7 @@ export function createOrganizations(db: Queryable) {
       );
       const row = rows[0];
       return {
-        ...(row?.webhook_signing_secret && { signingSecret: row.webhook_signing_secret }),
+        ...(row?.webhook_signing_secret && { signingSecret: secrets.open(row.webhook_signing_secret, signingSecretContext(id)) }),
         ...(row?.webhook_callback_url && { callbackUrl: row.webhook_callback_url }),
       };
     },

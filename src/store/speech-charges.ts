@@ -1,5 +1,6 @@
 import type { Database } from "./database.js";
 import { createOrganizations } from "./organizations.js";
+import type { SecretBox } from "./secret-box.js";
 
 /**
  * What {@link SpeechCharges.settle} did with a pending charge: `refunded` it,
@@ -14,7 +15,7 @@ export type SpeechSettlement = "refunded" | "kept" | "gone";
  * row are written together, so a process that dies before settling leaves a
  * row that {@link SpeechCharges.refundStale} gives back, exactly once.
  */
-export function createSpeechCharges(db: Database) {
+export function createSpeechCharges(db: Database, secrets: SecretBox) {
   return {
     /**
      * Takes `usd` from the organization's balance and records the charge as
@@ -23,7 +24,7 @@ export function createSpeechCharges(db: Database) {
      */
     async charge(orgId: string, usd: number, generationId: string): Promise<boolean> {
       return db.transaction(async (tx) => {
-        if (!(await createOrganizations(tx).charge(orgId, usd))) return false;
+        if (!(await createOrganizations(tx, secrets).charge(orgId, usd))) return false;
         await tx.query("INSERT INTO speech_charges (generation_id, org_id, usd) VALUES ($1, $2, $3)", [generationId, orgId, usd]);
         return true;
       });
@@ -39,7 +40,7 @@ export function createSpeechCharges(db: Database) {
         const row = rows[0];
         if (row === undefined) return "gone";
         if (!refund) return "kept";
-        await createOrganizations(tx).refund(row.org_id, row.usd);
+        await createOrganizations(tx, secrets).refund(row.org_id, row.usd);
         return "refunded";
       });
     },
@@ -58,7 +59,7 @@ export function createSpeechCharges(db: Database) {
                 "DELETE FROM speech_charges WHERE created_at < now() - $1 * interval '1 second' RETURNING generation_id, org_id, usd",
                 [olderThanSeconds],
               );
-        const organizations = createOrganizations(tx);
+        const organizations = createOrganizations(tx, secrets);
         // One order of organization locks for every sweep, so two sweeps never wait on each other in a cycle.
         for (const row of [...rows].sort((a, b) => a.org_id.localeCompare(b.org_id))) await organizations.refund(row.org_id, row.usd);
         return rows.map((row) => row.generation_id);

@@ -7,6 +7,7 @@ import { bootstrapPath, bootstrapTenant, isEmptyStore } from "../../src/server/b
 import { hashKey } from "../../src/store/api-keys.js";
 import { openStore } from "../../src/store/store.js";
 import { startServeProcess, stopServeProcess, type ServeProcess } from "../support/serve-process.js";
+import { serverSecrets, testSecrets } from "../support/test-server.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const dirs: string[] = [];
@@ -43,7 +44,7 @@ function crashingFirstStart(dir: string, at: "write" | "rename"): Promise<string
 describe("first-start bootstrap", () => {
   it("leaves the store empty when bootstrap.json cannot be written, and succeeds on the next try", async () => {
     const dir = dataDir();
-    const store = await openStore({ dataDir: dir });
+    const store = await openStore({ dataDir: dir, secrets: testSecrets });
     try {
       mkdirSync(bootstrapPath(dir)); // in the way of the file
       await expect(bootstrapTenant(store, dir, { demoIntern: true })).rejects.toThrow();
@@ -69,7 +70,7 @@ describe("first-start bootstrap", () => {
       expect(members.status).toBe(200);
       await stopServeProcess(served);
       served = undefined;
-      const store = await openStore({ dataDir: dir });
+      const store = await openStore({ dataDir: dir, secrets: serverSecrets(dir) });
       try {
         expect(await store.db.query("SELECT id FROM organizations")).toEqual([{ id: tenant.organization_id }]);
       } finally {

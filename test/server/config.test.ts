@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -64,5 +65,26 @@ describe("tracing configuration", () => {
 
   it("refuses an endpoint that is not an http(s) URL", () => {
     expect(() => loadServerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toThrow(/must be http\(s\) URLs/);
+  });
+});
+
+describe("the secrets key", () => {
+  const key = randomBytes(32);
+
+  it("takes SECRETS_KEY as 64 hex characters, base64 or base64url of 32 bytes, and is unset by default", () => {
+    expect(loadServerConfig({}).secretsKey).toBeUndefined();
+    expect(loadServerConfig({ SECRETS_KEY: key.toString("hex") }).secretsKey).toEqual(key);
+    expect(loadServerConfig({ SECRETS_KEY: key.toString("hex").toUpperCase() }).secretsKey).toEqual(key);
+    expect(loadServerConfig({ SECRETS_KEY: key.toString("base64") }).secretsKey).toEqual(key);
+    expect(loadServerConfig({ SECRETS_KEY: key.toString("base64").replace(/=$/, "") }).secretsKey).toEqual(key);
+    expect(loadServerConfig({ SECRETS_KEY: key.toString("base64url") }).secretsKey).toEqual(key);
+  });
+
+  it("refuses any other length or alphabet by the variable's name, without echoing the value", () => {
+    const bad = [randomBytes(16).toString("hex"), randomBytes(31).toString("hex"), randomBytes(33).toString("base64"), randomBytes(24).toString("base64"), `${key.toString("hex").slice(1)}g`, "not a key"];
+    for (const value of bad) {
+      expect(() => loadServerConfig({ SECRETS_KEY: value })).toThrow(`SECRETS_KEY must be 32 bytes written as 64 hex characters or in base64 (43 or 44 characters), got ${value.length} characters.`);
+      expect(() => loadServerConfig({ SECRETS_KEY: value })).not.toThrow(value);
+    }
   });
 });

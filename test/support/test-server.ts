@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,8 @@ import { loadServerConfig, type ServerConfig } from "../../src/server/config.js"
 import { startServer, type RunningServer, type StartServerOptions } from "../../src/server/server.js";
 import { createLogger } from "../../src/server/logger.js";
 import type { BootstrapTenant } from "../../src/server/bootstrap.js";
+import { resolveSecretsKey } from "../../src/server/secrets-key.js";
+import { createSecretBox, type SecretBox } from "../../src/store/secret-box.js";
 import { openStore, type Store } from "../../src/store/store.js";
 
 /** PostgreSQL the suite runs against when SWITCHBOARD_TEST_STORE=postgres. */
@@ -50,6 +53,18 @@ export async function createTestDatabase(baseUrl = testPostgresUrl): Promise<{ u
   };
 }
 
+/**
+ * The secret box of stores a test opens itself: one random key per test
+ * process, so a store reopened (or opened as a second replica) in the same
+ * process opens what the first sealed.
+ */
+export const testSecrets: SecretBox = createSecretBox(randomBytes(32));
+
+/** The box `switchboard serve` without SECRETS_KEY seals with on this store: `DATA_DIR/secrets-key` when embedded, none on PostgreSQL. */
+export function serverSecrets(dataDir: string, databaseUrl?: string): SecretBox {
+  return createSecretBox(resolveSecretsKey(undefined, { dataDir, embedded: !databaseUrl }));
+}
+
 /** A store opened straight from a test, without a server around it. */
 export interface TestStore {
   store: Store;
@@ -62,7 +77,7 @@ export interface TestStore {
 /** Opens the store under test: a fresh PostgreSQL database on the postgres project, in-memory PGlite otherwise. */
 export async function openTestStore(): Promise<TestStore> {
   const database = process.env.SWITCHBOARD_TEST_STORE === "postgres" ? await createTestDatabase() : undefined;
-  const store = await openStore({ databaseUrl: database?.url });
+  const store = await openStore({ databaseUrl: database?.url, secrets: testSecrets });
   return {
     store,
     databaseUrl: database?.url,
@@ -75,7 +90,8 @@ export async function openTestStore(): Promise<TestStore> {
 
 /**
  * Starts a server on ports chosen by the OS and the store under test, with one
- * speech worker (each one warms up for seconds of CPU) unless `env` asks for more.
+ * speech worker (each one warms up for seconds of CPU) unless `env` asks for more,
+ * sealing secrets with a key of its own on PostgreSQL unless `env` or `overrides` say otherwise.
  */
 export async function startTestServer(
   env: Record<string, string> = {},
@@ -86,7 +102,11 @@ export async function startTestServer(
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-test-"));
   const database = process.env.SWITCHBOARD_TEST_STORE === "postgres" ? await createTestDatabase() : undefined;
   const config = {
-    ...loadServerConfig({ PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, EMBEDDED_INTERN_HOST: "0", SPEECH_WORKERS: "1", ...env }, { bootstrap: true }),
+    // On PostgreSQL a server without SECRETS_KEY keeps secrets in clear: the suite seals them there too.
+    ...loadServerConfig(
+      { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, EMBEDDED_INTERN_HOST: "0", SPEECH_WORKERS: "1", ...(database && { SECRETS_KEY: randomBytes(32).toString("hex") }), ...env },
+      { bootstrap: true },
+    ),
     databaseUrl: database?.url,
     shutdownGraceMs: 1_000,
     ...overrides,

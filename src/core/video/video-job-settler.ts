@@ -18,7 +18,7 @@ export interface VideoJobSettler {
 
 /** Creates the settler over the store and the queue. */
 export function createVideoJobSettler(options: {
-  store: Pick<Store, "db">;
+  store: Pick<Store, "db" | "secrets">;
   queue: Pick<JobQueue, "send" | "notify">;
   /** Told of every job this settler ended (metrics). */
   onFinished?: (job: VideoJobSummary) => void;
@@ -29,7 +29,7 @@ export function createVideoJobSettler(options: {
       const finished = await store.db.transaction(async (tx) => {
         const job = await createVideoJobs(tx).finish(jobId, leaseToken, outcome);
         if (!job) return undefined;
-        const organizations = createOrganizations(tx);
+        const organizations = createOrganizations(tx, store.secrets);
         if (job.status !== "completed" && job.costUsd > 0) await organizations.refund(job.orgId, job.costUsd);
         const url = job.callbackUrl ?? (await organizations.webhookSettings(job.orgId)).callbackUrl;
         if (url) await queue.send(videoQueues.webhook, { jobId, url } satisfies VideoWebhookMessage, tx);
