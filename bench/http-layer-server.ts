@@ -1,15 +1,20 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { Transport } from "@connectrpc/connect";
-import { openApiSchema } from "../src/bridge/openapi-schemas.js";
-import { createHttpListener } from "../src/server/http-listener.js";
-import { createLogger } from "../src/server/logger.js";
-import { createMetrics } from "../src/server/metrics.js";
 
 // A reference row of bench/members-throughput.ts: Switchboard's own HTTP
 // listener (request id, metrics sample, the request's log line, the bridge's
 // hooks and the compiled MemberList serializer), serving the same JSON from a
 // route of its own, with no core call. It shows how much of the bare route's
 // rate the HTTP layer alone keeps, before auth and the core.
+
+// The same build the server under test runs (bin/switchboard.js: dist/ when built, else the sources).
+const compiled = existsSync(new URL("../dist/cli/main.js", import.meta.url));
+const load = <Module>(path: string) => import(new URL(compiled ? `../dist/${path}.js` : `../src/${path}.ts`, import.meta.url).href) as Promise<Module>;
+const { openApiSchema } = await load<typeof import("../src/bridge/openapi-schemas.js")>("bridge/openapi-schemas");
+const { createHttpListener } = await load<typeof import("../src/server/http-listener.js")>("server/http-listener");
+const { createLogger } = await load<typeof import("../src/server/logger.js")>("server/logger");
+const { createMetrics } = await load<typeof import("../src/server/metrics.js")>("server/metrics");
+
 const [port, bodyFile] = process.argv.slice(2);
 const body = JSON.parse(readFileSync(bodyFile, "utf8"));
 const unused = () => {
