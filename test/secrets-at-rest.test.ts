@@ -190,7 +190,6 @@ describe("a server", () => {
       "SECRETS_KEY does not match the key this database's secrets were sealed with",
     );
   });
-
 });
 
 describe.skipIf(!onPostgres)("a server on PostgreSQL without SECRETS_KEY", () => {
