@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createClient } from "@connectrpc/connect";
@@ -10,6 +9,7 @@ import { DataDirLockedError, lockDataDir } from "../src/store/data-dir-lock.js";
 import { createPgliteDatabase } from "../src/store/pglite-database.js";
 import { freePort } from "./support/free-port.js";
 import { getJson, grpcTransportFor, startTestServer, type TestServer } from "./support/test-server.js";
+import { temporaryDirectories } from "./support/temporary-directories.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..");
@@ -147,8 +147,11 @@ describe("operational endpoints", () => {
 });
 
 describe("embedded data directory lock", () => {
+  const dirs = temporaryDirectories("switchboard-lock-");
+  afterEach(dirs.removeAll);
+
   it("refuses a directory held by a live process, with a clear error", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "switchboard-lock-"));
+    const dir = dirs.make();
     const holder = spawn("sleep", ["30"]);
     try {
       writeFileSync(join(dir, "switchboard.lock"), String(holder.pid));
@@ -160,7 +163,7 @@ describe("embedded data directory lock", () => {
   });
 
   it("refuses a second open of the same store and takes over a dead process's lock", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "switchboard-lock-"));
+    const dir = dirs.make();
     const db = await createPgliteDatabase(dir);
     try {
       await expect(createPgliteDatabase(dir)).rejects.toThrow(DataDirLockedError);

@@ -1,21 +1,14 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { adminTokenPath, resolveAdminToken } from "../../src/server/admin-token.js";
+import { temporaryDirectories } from "../support/temporary-directories.js";
 
 const run = promisify(execFile);
-const dirs: string[] = [];
-const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-admin-token-"));
-  dirs.push(dir);
-  return dir;
-};
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = temporaryDirectories("switchboard-admin-token-");
+const newDir = dirs.make;
+afterEach(dirs.removeAll);
 
 describe("the generated admin token", () => {
   it("is made once, mode 0600, and read back on later starts", () => {

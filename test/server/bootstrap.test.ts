@@ -1,29 +1,24 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { bootstrapPath, bootstrapTenant, isEmptyStore } from "../../src/server/bootstrap.js";
 import { hashKey } from "../../src/store/api-keys.js";
 import { openStore } from "../../src/store/store.js";
 import { startServeProcess, stopServeProcess, type ServeProcess } from "../support/serve-process.js";
 import { serverSecrets, testSecrets } from "../support/test-server.js";
+import { temporaryDirectories } from "../support/temporary-directories.js";
 
 const root = join(import.meta.dirname, "..", "..");
-const dirs: string[] = [];
+const dirs = temporaryDirectories("switchboard-bootstrap-");
+const dataDir = dirs.make;
 let served: ServeProcess | undefined;
 
 afterEach(async () => {
   await stopServeProcess(served);
   served = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  dirs.removeAll();
 });
-
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-bootstrap-"));
-  dirs.push(dir);
-  return dir;
-}
 
 /** Runs a first `switchboard serve` that is SIGKILLed at `at` on bootstrap.json; resolves with how it ended. */
 function crashingFirstStart(dir: string, at: "write" | "rename"): Promise<string> {

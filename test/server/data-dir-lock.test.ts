@@ -1,24 +1,19 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { fork, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DataDirLockedError, lockDataDir } from "../../src/store/data-dir-lock.js";
+import { temporaryDirectories } from "../support/temporary-directories.js";
 
 const hasProc = existsSync("/proc/self/stat") && existsSync("/proc/sys/kernel/random/boot_id");
-const dirs: string[] = [];
+const dirs = temporaryDirectories("switchboard-lock-");
+const dataDir = dirs.make;
 const children: ChildProcess[] = [];
 
 afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  dirs.removeAll();
 });
-
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-lock-"));
-  dirs.push(dir);
-  return dir;
-}
 
 function sleeper(): ChildProcess {
   const child = spawn("sleep", ["30"]);

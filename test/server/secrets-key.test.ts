@@ -1,19 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveSecretsKey, secretsKeyPath } from "../../src/server/secrets-key.js";
+import { temporaryDirectories } from "../support/temporary-directories.js";
 
-const dirs: string[] = [];
-const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-secrets-key-"));
-  dirs.push(dir);
-  return dir;
-};
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = temporaryDirectories("switchboard-secrets-key-");
+const newDir = dirs.make;
+afterEach(dirs.removeAll);
 
 describe("the secrets key when SECRETS_KEY is unset", () => {
   it("is generated once on the embedded store, mode 0600, and read back on later starts", () => {
