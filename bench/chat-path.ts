@@ -1,10 +1,16 @@
 import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { measureFirstChunkLatency, measureRelayedFirstChunkLatency, type FirstChunkLatency, type RelayedFirstChunkLatency } from "./chat-path/first-chunk-latency.js";
+import {
+  measureFirstChunkLatency,
+  measureRelayedFirstChunkLatency,
+  type FirstChunkLatency,
+  type FirstChunkLatencyOptions,
+  type RelayedFirstChunkLatency,
+} from "./chat-path/first-chunk-latency.js";
 import { measurePausedRunMemory, type PausedRunMemory } from "./chat-path/paused-run-memory.js";
 import { createBenchAgent } from "./chat-path/sse-client.js";
 import { measureStreamThroughput, type StreamThroughput } from "./chat-path/stream-throughput.js";
-import { startSwitchboardProcesses } from "./chat-path/switchboard-processes.js";
+import { startSwitchboardProcesses, type SwitchboardProcesses } from "./chat-path/switchboard-processes.js";
 import { startTcpRelay } from "./chat-path/tcp-relay.js";
 import { addedRow, type BenchReport, type BenchRow } from "./bench-row.js";
 
@@ -102,7 +108,7 @@ async function measureStreaming(scale: number) {
   }
 }
 
-async function measureThroughRelay(processes: Awaited<ReturnType<typeof startSwitchboardProcesses>>, options: Parameters<typeof measureFirstChunkLatency>[2]) {
+async function measureThroughRelay(processes: SwitchboardProcesses, options: FirstChunkLatencyOptions) {
   const relay = await startTcpRelay(processes.hostUrl);
   try {
     return await measureRelayedFirstChunkLatency(processes, relay.url, options);

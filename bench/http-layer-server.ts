@@ -5,7 +5,8 @@ import type { Transport } from "@connectrpc/connect";
 // listener (request id, metrics sample, the request's log line, the bridge's
 // hooks and the compiled MemberList serializer), serving the same JSON from a
 // route of its own, with no core call. It shows how much of the bare route's
-// rate the HTTP layer alone keeps, before auth and the core.
+// rate the HTTP layer alone keeps, before auth and the core. Started by
+// bench/bench-child.ts, to which it prints its URL.
 
 // The same build the server under test runs (bin/switchboard.js: dist/ when built, else the sources).
 const compiled = existsSync(new URL("../dist/cli/main.js", import.meta.url));
@@ -15,7 +16,7 @@ const { createHttpListener } = await load<typeof import("../src/server/http-list
 const { createLogger } = await load<typeof import("../src/server/logger.js")>("server/logger");
 const { createMetrics } = await load<typeof import("../src/server/metrics.js")>("server/metrics");
 
-const [port, bodyFile] = process.argv.slice(2);
+const [bodyFile] = process.argv.slice(2);
 const body = JSON.parse(readFileSync(bodyFile, "utf8"));
 const unused = () => {
   throw new Error("The reference route makes no core call.");
@@ -31,5 +32,5 @@ const app = await createHttpListener({
   bodyLimit: 1024 * 1024,
   isReady: async () => true,
 });
-await app.listen({ port: Number(port), host: "127.0.0.1" });
-process.stdout.write("ready\n");
+const url = await app.listen({ port: 0, host: "127.0.0.1" });
+process.stdout.write(`${JSON.stringify({ url })}\n`);

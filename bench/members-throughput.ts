@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import { freePort } from "../test/support/free-port.js";
+import { spawnBenchChild, type BenchChild } from "./bench-child.js";
 import { ratioRow, roundTo, type BenchReport } from "./bench-row.js";
 
 /** Results of {@link run}: the bridge beside a bare route, same load, same run. */
@@ -36,18 +37,6 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
   return { requestsPerSecond: Math.round(result.requests.average), p99Ms: result.latency.p99 };
 }
 
-/** Starts a reference server (a bench script taking a port and the body's file) in a process of its own; resolves to its port. */
-async function startReferenceServer(script: string, bodyFile: string, children: ChildProcess[]): Promise<number> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", script, String(port), bodyFile], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-  children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once("data", () => resolve());
-    child.once("exit", (code) => reject(new Error(`${script} exited (${code}) before it listened`)));
-  });
-  return port;
-}
-
 /**
  * Member listing through the whole stack (bridge → auth interceptor with the
  * key cache warm → OrganizationService → its page cache, warm, over the
@@ -57,11 +46,12 @@ async function startReferenceServer(script: string, bodyFile: string, children: 
  */
 export async function measureMembersThroughput(seconds = Number(process.env.BENCH_SECONDS ?? 5)): Promise<MembersBenchResult> {
   const dataDir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
-  const children: ChildProcess[] = [];
+  let server: ChildProcess | undefined;
+  const references: BenchChild[] = [];
   try {
     const port = await freePort();
     const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(await freePort()), EMBEDDED_INTERN_HOST: "0", VIDEO_WORKERS: "0", LOG_LEVEL: "warn" };
-    children.push(spawn(process.execPath, ["bin/switchboard.js", "serve"], { cwd: root, env, stdio: "ignore" }));
+    server = spawn(process.execPath, ["bin/switchboard.js", "serve"], { cwd: root, env, stdio: "ignore" });
     const base = `http://127.0.0.1:${port}`;
     await waitFor(async () => existsSync(join(dataDir, "bootstrap.json")) && (await fetch(`${base}/readyz`)).ok, "the server");
     const tenant = JSON.parse(readFileSync(join(dataDir, "bootstrap.json"), "utf8"));
@@ -78,20 +68,23 @@ export async function measureMembersThroughput(seconds = Number(process.env.BENC
     const bodyFile = join(dataDir, "members.json");
     writeFileSync(bodyFile, await (await fetch(url, { headers })).text());
 
-    const barePort = await startReferenceServer("bench/bare-json-server.ts", bodyFile, children);
-    const httpLayerPort = await startReferenceServer("bench/http-layer-server.ts", bodyFile, children);
+    const bare = await spawnBenchChild(join(root, "bench/bare-json-server.ts"), [bodyFile], "The bare Fastify route");
+    references.push(bare);
+    const httpLayer = await spawnBenchChild(join(root, "bench/http-layer-server.ts"), [bodyFile], "The HTTP-layer reference");
+    references.push(httpLayer);
 
     await load(url, headers, 1); // warm-up: JIT, the key cache and the page cache
     const bridge = await load(url, headers, seconds);
-    const bareResult = await load(`http://127.0.0.1:${barePort}/members`, {}, seconds);
-    const httpLayerUrl = `http://127.0.0.1:${httpLayerPort}/api/v1/members-without-core`;
+    const bareResult = await load(`${bare.url}/members`, {}, seconds);
+    const httpLayerUrl = `${httpLayer.url}/api/v1/members-without-core`;
     await load(httpLayerUrl, {}, 1);
     const httpLayerOnly = await load(httpLayerUrl, {}, seconds);
     const ratio = Number((bridge.requestsPerSecond / bareResult.requestsPerSecond).toFixed(3));
     const { loadavg } = await import("node:os");
     return { bridge, bare: bareResult, httpLayerOnly, ratio, target: 0.7, met: ratio >= 0.7, loadAverage: Number(loadavg()[0].toFixed(2)) };
   } finally {
-    for (const child of children) child.kill("SIGTERM");
+    server?.kill("SIGTERM");
+    await Promise.all(references.map((reference) => reference.stop()));
     await sleep(300);
     rmSync(dataDir, { recursive: true, force: true });
   }

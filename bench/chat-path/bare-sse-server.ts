@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import http, { type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { spawnBenchChild, type BenchChild } from "./bench-child.js";
+import { spawnBenchChild, type BenchChild } from "../bench-child.js";
 
 const thisFile = fileURLToPath(import.meta.url);
 

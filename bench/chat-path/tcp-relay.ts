@@ -1,6 +1,6 @@
 import net from "node:net";
 import { fileURLToPath } from "node:url";
-import { spawnBenchChild, type BenchChild } from "./bench-child.js";
+import { spawnBenchChild, type BenchChild } from "../bench-child.js";
 
 const thisFile = fileURLToPath(import.meta.url);
 

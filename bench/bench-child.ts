@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
-import { guardChild, releaseChild } from "./orphan-guard.js";
+import { guardChild, releaseChild } from "./chat-path/orphan-guard.js";
 
 /** A bench server in a process of its own. */
 export interface BenchChild {
