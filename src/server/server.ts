@@ -139,6 +139,8 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
     const shutdown = new AbortController();
     const routerOptions: ConnectRouterOptions = { interceptors, shutdownSignal: shutdown.signal, readMaxBytes: maxBodyBytes + 64 * 1024 };
 
+    const hosts = createInternHostClients();
+    cleanups.push(async () => hosts.close());
     const coreRoutes = createCoreRoutes({
       store,
       webhookAllowPrivate: config.webhookAllowPrivate,
@@ -146,7 +148,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
       members,
       tracer: tracing.tracer,
       chat: {
-        hosts: createInternHostClients(),
+        hosts,
         limiter: createRateLimiter({ name: "chat", points: config.chatTurnsPerMinute, durationSeconds: 60, redis }),
         heartbeatMs: config.heartbeatMs,
         requestTimeoutMs: config.internRequestTimeoutMs,
@@ -223,6 +225,7 @@ export async function startServer(config: ServerConfig, logger: Logger, options:
             await speechModels.close();
             await video.close();
             await speechChargeSweep.stop();
+            hosts.close();
             await demoHost?.close();
             await tracing.shutdown().catch(() => undefined);
             await store.close();
