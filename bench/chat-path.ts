@@ -1,8 +1,12 @@
+import type http from "node:http";
 import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
+import { startBareGateway } from "./chat-path/bare-gateway.js";
 import {
+  measureBareGatewayFirstChunkLatency,
   measureFirstChunkLatency,
   measureRelayedFirstChunkLatency,
+  type BareGatewayFirstChunkLatency,
   type FirstChunkLatency,
   type FirstChunkLatencyOptions,
   type RelayedFirstChunkLatency,
@@ -11,6 +15,7 @@ import { measurePausedRunMemory, type PausedRunMemory } from "./chat-path/paused
 import { createBenchAgent } from "./chat-path/sse-client.js";
 import { measureStreamThroughput, type StreamThroughput } from "./chat-path/stream-throughput.js";
 import { startSwitchboardProcesses, type SwitchboardProcesses } from "./chat-path/switchboard-processes.js";
+import { readCpuMs } from "./chat-path/process-stats.js";
 import { startTcpRelay } from "./chat-path/tcp-relay.js";
 import { addedRow, type BenchReport, type BenchRow } from "./bench-row.js";
 
@@ -66,6 +71,12 @@ export interface FirstChunkDetail {
    * understates the hop's cost there.
    */
   relayed: RelayedFirstChunkLatency & { addedP50Ms: number; addedP99Ms: number };
+  /**
+   * The loaded measurement again with a bare gateway process in the
+   * gateway's place (node:http and a minimal HTTP/2 gRPC reader; no auth, core, logs or
+   * metrics): what the necessary work adds here, before anything of ours.
+   */
+  bareGateway: BareGatewayFirstChunkLatency & { addedP50Ms: number; addedP99Ms: number; gatewayCpuMsPerStream: number };
 }
 
 const targets = { addedP50Ms: 1, addedP99Ms: 5, throughputRatio: 0.5, kibPerPausedRun: 50 };
@@ -100,8 +111,9 @@ async function measureStreaming(scale: number) {
     const loaded = await withConditions(() => measureFirstChunkLatency(processes, agent, loadedOptions));
     const loadedCpuMs = gatewayCpuMs() - cpuBefore;
     const relayed = await measureThroughRelay(processes, loadedOptions);
+    const bareGateway = await measureThroughBareGateway(processes, agent, loadedOptions);
     const throughput = await withConditions(() => measureStreamThroughput(processes, agent, throughputOptions));
-    return { loadedOptions, unloaded, unloadedCpuMs, loaded, loadedCpuMs, relayed, throughput };
+    return { loadedOptions, unloaded, unloadedCpuMs, loaded, loadedCpuMs, relayed, bareGateway, throughput };
   } finally {
     agent.destroy();
     await processes.stop();
@@ -117,8 +129,19 @@ async function measureThroughRelay(processes: SwitchboardProcesses, options: Fir
   }
 }
 
+async function measureThroughBareGateway(processes: SwitchboardProcesses, agent: http.Agent, options: FirstChunkLatencyOptions) {
+  const gateway = await startBareGateway(processes.hostUrl, processes.hostToken);
+  try {
+    const cpuBefore = readCpuMs(gateway.pid) ?? NaN;
+    const latency = await measureBareGatewayFirstChunkLatency(processes, agent, gateway.url, options);
+    return { ...latency, cpuMs: (readCpuMs(gateway.pid) ?? NaN) - cpuBefore };
+  } finally {
+    await gateway.stop();
+  }
+}
+
 function firstChunkItem(streaming: Awaited<ReturnType<typeof measureStreaming>>): ChatPathBenchResult["firstChunk"] {
-  const { loadedOptions, unloaded, loaded, relayed } = streaming;
+  const { loadedOptions, unloaded, loaded, relayed, bareGateway } = streaming;
   const { whole, direct } = loaded.value;
   const added = { p50Ms: round(whole.firstChunkMs.p50 - direct.firstChunkMs.p50), p99Ms: round(whole.firstChunkMs.p99 - direct.firstChunkMs.p99) };
   return {
@@ -146,6 +169,13 @@ function firstChunkItem(streaming: Awaited<ReturnType<typeof measureStreaming>>)
         ...relayed,
         addedP50Ms: round(relayed.relayed.firstChunkMs.p50 - relayed.direct.firstChunkMs.p50),
         addedP99Ms: round(relayed.relayed.firstChunkMs.p99 - relayed.direct.firstChunkMs.p99),
+      },
+      bareGateway: {
+        bare: bareGateway.bare,
+        direct: bareGateway.direct,
+        addedP50Ms: round(bareGateway.bare.firstChunkMs.p50 - bareGateway.direct.firstChunkMs.p50),
+        addedP99Ms: round(bareGateway.bare.firstChunkMs.p99 - bareGateway.direct.firstChunkMs.p99),
+        gatewayCpuMsPerStream: round(bareGateway.cpuMs / bareGateway.bare.completedStreams),
       },
     },
   };
@@ -252,6 +282,22 @@ function relayRows(bench: string, relayed: FirstChunkDetail["relayed"], concurre
   );
 }
 
+/** What the necessary work adds here: the same load through the bare gateway (node:http and a minimal gRPC reader) in our gateway's place. */
+function bareGatewayRows(bench: string, bareGateway: FirstChunkDetail["bareGateway"], concurrency: number): BenchRow[] {
+  return (["p50", "p99"] as const).map((at) =>
+    addedRow({
+      bench,
+      figure: `time to first chunk ${at}, ${concurrency} concurrent streams, through a bare gateway process in ours' place (node:http and a minimal HTTP/2 gRPC reader; no auth, core, logs or metrics; ${bareGateway.gatewayCpuMsPerStream} ms of its CPU per stream)`,
+      value: bareGateway.bare.firstChunkMs[at],
+      unit: "ms",
+      baseline: "same streams read from the host over gRPC, same run",
+      baselineValue: bareGateway.direct.firstChunkMs[at],
+      target: "reported (what the path's necessary work adds here, before anything of ours)",
+      maxAdded: null,
+    }),
+  );
+}
+
 /** The bench's rows for `npm run bench`: each chat-path item as rows beside its same-run baseline. */
 export async function run(options: ChatPathBenchOptions = {}): Promise<BenchReport> {
   const result = await measureChatPath(options);
@@ -264,6 +310,7 @@ export async function run(options: ChatPathBenchOptions = {}): Promise<BenchRepo
       addedRow({ bench, figure: `time to first chunk p50, ${concurrency} concurrent streams`, value: firstChunk.figure.p50Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p50Ms, target: `added ≤ ${targets.addedP50Ms} ms`, maxAdded: targets.addedP50Ms }),
       addedRow({ bench, figure: `time to first chunk p99, ${concurrency} concurrent streams`, value: firstChunk.figure.p99Ms, unit: "ms", baseline: fromHost, baselineValue: firstChunk.baseline.p99Ms, target: `added ≤ ${targets.addedP99Ms} ms`, maxAdded: targets.addedP99Ms }),
       ...relayRows(bench, firstChunk.detail.relayed, concurrency),
+      ...bareGatewayRows(bench, firstChunk.detail.bareGateway, concurrency),
       { bench, figure: "SSE events/s through the whole path", value: throughput.figure.eventsPerSecond, unit: "events/s", baseline: "bare Node SSE writer, same bytes", baselineValue: throughput.baseline.eventsPerSecond, ratio: throughput.ratio, target: `≥ ${targets.throughputRatio}×`, met: throughput.met },
       agentCeilingRow(bench, throughput),
       { bench, figure: `memory per run paused at a question, ${pausedRunMemory.detail.requested} paused`, value: pausedRunMemory.figure.kibPerRun, unit: "KiB", baseline: "— (absolute target; before state = the same processes before the runs)", baselineValue: null, target: `≤ ${targets.kibPerPausedRun} KiB`, met: pausedRunMemory.met },

@@ -19,12 +19,13 @@ export class MinimalGrpcReader {
     this.#session.on("error", () => undefined);
   }
 
-  /** Calls `method` and hands each response message to `onMessage` as it is decoded; resolves when the call ends with status 0. */
+  /** Calls `method` and hands each response message to `onMessage` as it is decoded; resolves when the call ends with status 0. `signal` cancels the call. */
   serverStream<I extends DescMessage, O extends DescMessage>(
     method: ServerStreamingMethod<I, O>,
     request: MessageInitShape<I>,
     headers: Record<string, string>,
     onMessage: (message: MessageShape<O>) => void,
+    signal?: AbortSignal,
   ): Promise<void> {
     const body = toBinary(method.input, create(method.input, request));
     const frame = Buffer.alloc(5 + body.length);
@@ -61,6 +62,7 @@ export class MinimalGrpcReader {
         if (status === "0") resolve();
         else reject(new Error(`${method.name} ended with grpc-status ${status ?? "(none)"}${statusMessage ? `: ${decodeURIComponent(statusMessage)}` : ""}`));
       });
+      signal?.addEventListener("abort", () => stream.close(http2.constants.NGHTTP2_CANCEL), { once: true });
       stream.end(frame);
     });
   }

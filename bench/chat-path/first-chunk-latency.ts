@@ -43,6 +43,13 @@ export interface FirstChunkLatency {
   direct: PathLatency;
 }
 
+/** Figures of {@link measureBareGatewayFirstChunkLatency}. */
+export interface BareGatewayFirstChunkLatency {
+  /** Through the bare gateway process. */
+  bare: PathLatency;
+  direct: PathLatency;
+}
+
 /** Figures of {@link measureRelayedFirstChunkLatency}. */
 export interface RelayedFirstChunkLatency {
   /** Through the bare relay process. */
@@ -72,9 +79,11 @@ function stampOf(content: string): bigint {
   return BigInt(content.trim().split(" ")[0]);
 }
 
-/** The whole path: POST …/chat/completions over HTTP/1.1 (keep-alive), read as SSE. */
-function wholePathProbe(processes: SwitchboardProcesses, agent: http.Agent, prompt: string): StreamProbe {
-  const url = new URL(`/api/v1/interns/${processes.internId}/chat/completions`, processes.httpUrl);
+/**
+ * The whole path: POST …/chat/completions over HTTP/1.1 (keep-alive), read
+ * as SSE; `url` may be another gateway's chat URL.
+ */
+function wholePathProbe(processes: SwitchboardProcesses, agent: http.Agent, prompt: string, url = new URL(`/api/v1/interns/${processes.internId}/chat/completions`, processes.httpUrl)): StreamProbe {
   const request = {
     url,
     headers: { "content-type": "application/json", authorization: `Bearer ${processes.apiKey}` },
@@ -205,6 +214,18 @@ export async function measureRelayedFirstChunkLatency(processes: SwitchboardProc
   const prompt = promptOf(options);
   const [relayed, direct] = await drivePaths(directProbe(processes, prompt, relayUrl), directProbe(processes, prompt), options);
   return { relayed, direct };
+}
+
+/**
+ * The same measurement with the bare gateway (`chatUrl`: node:http and
+ * a minimal gRPC reader, no auth and no core) in the gateway's place, read as SSE beside
+ * the host read directly, both at once. What it adds is what the chat
+ * path's necessary work costs here, before anything Switchboard adds.
+ */
+export async function measureBareGatewayFirstChunkLatency(processes: SwitchboardProcesses, agent: http.Agent, chatUrl: string, options: FirstChunkLatencyOptions): Promise<BareGatewayFirstChunkLatency> {
+  const prompt = promptOf(options);
+  const [bare, direct] = await drivePaths(wholePathProbe(processes, agent, prompt, new URL(chatUrl)), directProbe(processes, prompt), options);
+  return { bare, direct };
 }
 
 function promptOf(options: FirstChunkLatencyOptions): string {
