@@ -44,7 +44,9 @@ export interface InternChatServiceOptions {
 }
 
 const keepalive = create(CreateChatCompletionResponseSchema, { event: { case: "keepalive", value: {} } });
-const chunkEvent = (chunk: ChatCompletionChunk) => create(CreateChatCompletionResponseSchema, { event: { case: "chunk", value: chunk } });
+// A shallow copy of one made message per chunk: create() walks the schema each time.
+const responseTemplate = create(CreateChatCompletionResponseSchema);
+const chunkEvent = (chunk: ChatCompletionChunk): CreateChatCompletionResponse => ({ ...responseTemplate, event: { case: "chunk", value: chunk } });
 
 /** Opens the host stream for a turn: a new run or the answer to a question. */
 function openHostStream(client: InternHostClient, turn: ChatTurn, hostToken: string, signal: AbortSignal, span: Span): AsyncIterator<{ event?: RunEvent }> {
