@@ -45,6 +45,17 @@ describe("AdminService refusals", () => {
     await t.admin.setWebhookSettings({ orgId: t.tenant.organization_id, signingSecret: "" });
   });
 
+  it("refuse a host token or signing secret that would read back as a sealed value", async () => {
+    const orgId = t.tenant.organization_id;
+    expect(await refusalOf(t.admin.addIntern({ orgId, id: "sealed-looking", endpoint: "http://127.0.0.1:9", token: "sbx1:abcdef" }))).toMatchObject({
+      message: 'token must not start with "sbx1:".',
+      detail: { httpStatus: 400, reason: "bad_request" },
+    });
+    expect(await refusalOf(t.admin.setWebhookSettings({ orgId, signingSecret: "sbx1:0123456789abcdef" }))).toMatchObject({ message: 'signing_secret must not start with "sbx1:".' });
+    // Refused, so nothing was stored: the id is still free.
+    await t.admin.addIntern({ orgId, id: "sealed-looking", endpoint: "http://127.0.0.1:9", token: "a-plain-token" });
+  });
+
   it("repeat a huge id only in part, so the status message stays small", async () => {
     const refused = await refusalOf(t.admin.revokeKey({ id: "k".repeat(200_000) }));
     expect(refused.detail).toMatchObject({ httpStatus: 404, reason: "not_found" });

@@ -2,6 +2,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../gen/switchboard/admin/v1/admin_pb.js";
 import { checkAddressLiteral, parseOutboundUrl } from "../providers/webhook/index.js";
 import { internStates, type InternState } from "../store/interns.js";
+import { sealedPrefix } from "../store/secret-box.js";
 import type { Store } from "../store/store.js";
 import { catalogueError } from "./error-catalogue.js";
 import { characterCount, nulTextPath, shownId } from "./text-rules.js";
@@ -26,6 +27,16 @@ function refuseNul(request: object, context: HandlerContext): void {
 
 function required(value: string, name: string): string {
   if (!value.trim()) throw catalogueError("bad_request", `${name} is required.`);
+  return value;
+}
+
+/**
+ * A secret the gateway stores: one starting with the sealed mark would be
+ * read back as a sealed value while it is kept in clear (PostgreSQL without
+ * SECRETS_KEY), and left unsealed once a key is set.
+ */
+function storableSecret(value: string, name: string): string {
+  if (value.startsWith(sealedPrefix)) throw catalogueError("bad_request", `${name} must not start with "${sealedPrefix}".`);
   return value;
 }
 
@@ -98,7 +109,7 @@ export function createAdminService(store: Store, options: AdminServiceOptions = 
         throw catalogueError("bad_request", "endpoint must be an http(s) URL.");
       }
       if (endpoint.protocol !== "http:" && endpoint.protocol !== "https:") throw catalogueError("bad_request", "endpoint must be an http(s) URL.");
-      required(request.token, "token");
+      storableSecret(required(request.token, "token"), "token");
       try {
         await store.interns.add({ orgId: request.orgId, id: request.id, endpoint: request.endpoint, hostToken: request.token, state: internState(request.state ?? "provisioned") });
       } catch (error) {
@@ -124,6 +135,7 @@ export function createAdminService(store: Store, options: AdminServiceOptions = 
       const secret = request.signingSecret;
       const secretCharacters = secret ? characterCount(secret, 256) : 0;
       if (secret && (secretCharacters < 16 || secretCharacters > 256)) throw catalogueError("bad_request", "signing_secret must be 16 to 256 characters.");
+      if (secret) storableSecret(secret, "signing_secret");
       if (request.callbackUrl) {
         try {
           // As at video submit: an address written out must be a public one.
