@@ -42,33 +42,25 @@ async function storedCheck(db: Queryable): Promise<string | undefined> {
   return (await db.query<{ sealed: string }>("SELECT sealed FROM secrets_key_check"))[0]?.sealed;
 }
 
+/** Where sealed values live: each column, the row's key columns, and the context a value is sealed at. */
+const sealedColumns = [
+  { table: "interns", column: "host_token", keys: ["org_id", "id"], context: (row: Record<string, string>) => hostTokenContext(row.org_id, row.id) },
+  { table: "organizations", column: "webhook_signing_secret", keys: ["id"], context: (row: Record<string, string>) => signingSecretContext(row.id) },
+] as const;
+
 /**
  * Seals every value still in clear. Each update only replaces the value it
  * read, so a replica sealing the same row, or an admin changing it meanwhile,
  * is never overwritten with a stale one.
  */
 async function sealClearSecrets(db: Queryable, secrets: SecretBox): Promise<void> {
-  const interns = await db.query<{ org_id: string; id: string; host_token: string }>(
-    "SELECT org_id, id, host_token FROM interns WHERE NOT starts_with(host_token, $1)",
-    [sealedPrefix],
-  );
-  for (const row of interns) {
-    await db.query("UPDATE interns SET host_token = $3 WHERE org_id = $1 AND id = $2 AND host_token = $4", [
-      row.org_id,
-      row.id,
-      secrets.seal(row.host_token, hostTokenContext(row.org_id, row.id)),
-      row.host_token,
-    ]);
-  }
-  const organizations = await db.query<{ id: string; webhook_signing_secret: string }>(
-    "SELECT id, webhook_signing_secret FROM organizations WHERE NOT starts_with(webhook_signing_secret, $1)",
-    [sealedPrefix],
-  );
-  for (const row of organizations) {
-    await db.query("UPDATE organizations SET webhook_signing_secret = $2 WHERE id = $1 AND webhook_signing_secret = $3", [
-      row.id,
-      secrets.seal(row.webhook_signing_secret, signingSecretContext(row.id)),
-      row.webhook_signing_secret,
-    ]);
+  for (const { table, column, keys, context } of sealedColumns) {
+    const rows = await db.query<Record<string, string>>(`SELECT ${keys.join(", ")}, ${column} FROM ${table} WHERE NOT starts_with(${column}, $1)`, [sealedPrefix]);
+    // $1… the keys, then the sealed value, then the value read.
+    const match = keys.map((key, index) => `${key} = $${index + 1}`).join(" AND ");
+    const update = `UPDATE ${table} SET ${column} = $${keys.length + 1} WHERE ${match} AND ${column} = $${keys.length + 2}`;
+    for (const row of rows) {
+      await db.query(update, [...keys.map((key) => row[key]), secrets.seal(row[column], context(row)), row[column]]);
+    }
   }
 }
