@@ -1,4 +1,4 @@
-import { createServer, type Http2Server } from "node:http2";
+import { createServer, type Http2Server, type ServerHttp2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,9 +11,15 @@ import { catalogueError } from "../../src/core/error-catalogue.js";
 import { createInternHostClients, type InternHostClients } from "../../src/core/chat/intern-host-clients.js";
 import { freePort } from "../support/free-port.js";
 
-/** A Connect host double, optionally under a path prefix, recording what its handlers saw. */
+/** The HTTP/2 sessions each host double has accepted, so a test can cut them. */
+const hostSessions = new WeakMap<Http2Server, Set<ServerHttp2Session>>();
+
+/** A Connect host double, optionally under a path prefix. */
 async function listen(implementation: Partial<ServiceImpl<typeof InternHostService>>, requestPathPrefix?: string): Promise<{ server: Http2Server; url: string }> {
   const server = createServer(connectNodeAdapter({ routes: (router) => router.service(InternHostService, implementation), requestPathPrefix }));
+  const sessions = new Set<ServerHttp2Session>();
+  hostSessions.set(server, sessions);
+  server.on("session", (session) => sessions.add(session));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${requestPathPrefix ?? ""}` };
 }
@@ -96,6 +102,48 @@ describe("intern host clients", () => {
     await expect(pending).rejects.toMatchObject({ code: Code.Canceled });
     for (let waited = 0; !hostSignal?.aborted && waited < 2_000; waited += 20) await sleep(20);
     expect(hostSignal?.aborted).toBe(true);
+  });
+
+  it("refuses turns at once while a host is down, and reaches it again once it restarts on the same port", { timeout: 30_000 }, async () => {
+    const implementation = {
+      async *startRun() {
+        yield { event: { seq: 1n, kind: { case: "started" as const, value: { sessionId: "s" } } } };
+      },
+    };
+    const first = await listen(implementation);
+    clients = createInternHostClients();
+    const client = clients.get(first.url);
+    const call = () => failureOf(client.startRun({ prompt: "hi" }, { signal: new AbortController().signal, headers: {} })).then((error) => error, () => undefined);
+    const succeeded = async () => {
+      for await (const _ of client.startRun({ prompt: "hi" }, { signal: new AbortController().signal, headers: {} }));
+    };
+    await succeeded();
+    const { port } = new URL(first.url);
+    await new Promise<void>((resolve) => {
+      first.server.close(() => resolve());
+      // Sessions the gateway holds open would keep close() waiting.
+      for (const session of hostSessions.get(first.server) ?? []) session.destroy();
+    });
+    // Down for 3 s while turns keep coming: each is refused at once as
+    // unavailable (the chat route's intern_unreachable), none waits.
+    const downUntil = performance.now() + 3_000;
+    while (performance.now() < downUntil) {
+      expect((await call())?.code).toBe(Code.Unavailable);
+      await sleep(200);
+    }
+    const second = createServer(connectNodeAdapter({ routes: (router) => router.service(InternHostService, implementation) }));
+    await new Promise<void>((resolve) => second.listen(Number(port), "127.0.0.1", resolve));
+    servers.push(second);
+    const backAt = performance.now();
+    let lastError: ConnectError | undefined;
+    // The channel redials within a second or so (0.6 s here against 1.8 s
+    // with grpc-js's default backoff, 2026-11-26); the bound only proves it comes back.
+    while (performance.now() - backAt < 8_000) {
+      lastError = await succeeded().then(() => undefined, (error: ConnectError) => error);
+      if (!lastError) break;
+      await sleep(100);
+    }
+    expect(lastError).toBeUndefined();
   });
 
   it("reports a host nobody listens on as unavailable", async () => {
