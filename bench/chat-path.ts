@@ -12,10 +12,10 @@ import {
   type RelayedFirstChunkLatency,
 } from "./chat-path/first-chunk-latency.js";
 import { measurePausedRunMemory, type PausedRunMemory } from "./chat-path/paused-run-memory.js";
+import { readCpuMs } from "./chat-path/process-stats.js";
 import { createBenchAgent } from "./chat-path/sse-client.js";
 import { measureStreamThroughput, type StreamThroughput } from "./chat-path/stream-throughput.js";
 import { startSwitchboardProcesses, type SwitchboardProcesses } from "./chat-path/switchboard-processes.js";
-import { readCpuMs } from "./chat-path/process-stats.js";
 import { startTcpRelay } from "./chat-path/tcp-relay.js";
 import { addedRow, type BenchReport, type BenchRow } from "./bench-row.js";
 
@@ -73,8 +73,9 @@ export interface FirstChunkDetail {
   relayed: RelayedFirstChunkLatency & { addedP50Ms: number; addedP99Ms: number };
   /**
    * The loaded measurement again with a bare gateway process in the
-   * gateway's place (node:http and a minimal HTTP/2 gRPC reader; no auth, core, logs or
-   * metrics): what the necessary work adds here, before anything of ours.
+   * gateway's place (node:http and a minimal HTTP/2 gRPC reader; no auth,
+   * core, logs or metrics): what the necessary work adds here, before
+   * anything of ours.
    */
   bareGateway: BareGatewayFirstChunkLatency & { addedP50Ms: number; addedP99Ms: number; gatewayCpuMsPerStream: number };
 }
@@ -287,7 +288,7 @@ function bareGatewayRows(bench: string, bareGateway: FirstChunkDetail["bareGatew
   return (["p50", "p99"] as const).map((at) =>
     addedRow({
       bench,
-      figure: `time to first chunk ${at}, ${concurrency} concurrent streams, through a bare gateway process in ours' place (node:http and a minimal HTTP/2 gRPC reader; no auth, core, logs or metrics; ${bareGateway.gatewayCpuMsPerStream} ms of its CPU per stream)`,
+      figure: `time to first chunk ${at}, ${concurrency} concurrent streams, through a bare gateway process in our gateway's place (node:http and a minimal HTTP/2 gRPC reader; no auth, core, logs or metrics; ${bareGateway.gatewayCpuMsPerStream} ms of its CPU per stream)`,
       value: bareGateway.bare.firstChunkMs[at],
       unit: "ms",
       baseline: "same streams read from the host over gRPC, same run",

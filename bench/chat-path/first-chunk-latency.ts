@@ -217,10 +217,10 @@ export async function measureRelayedFirstChunkLatency(processes: SwitchboardProc
 }
 
 /**
- * The same measurement with the bare gateway (`chatUrl`: node:http and
- * a minimal gRPC reader, no auth and no core) in the gateway's place, read as SSE beside
- * the host read directly, both at once. What it adds is what the chat
- * path's necessary work costs here, before anything Switchboard adds.
+ * The same measurement with the bare gateway (`chatUrl`: node:http and a
+ * minimal gRPC reader, no auth and no core) in the gateway's place, read as
+ * SSE beside the host read directly, both at once. What it adds is what the
+ * chat path's necessary work costs here, before anything Switchboard adds.
  */
 export async function measureBareGatewayFirstChunkLatency(processes: SwitchboardProcesses, agent: http.Agent, chatUrl: string, options: FirstChunkLatencyOptions): Promise<BareGatewayFirstChunkLatency> {
   const prompt = promptOf(options);
