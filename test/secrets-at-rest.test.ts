@@ -38,7 +38,7 @@ describe("secrets written through the store", () => {
   it("are sealed in their columns and read back in clear", async () => {
     const { store } = opened;
     await store.interns.add({ orgId, id: "sealed", endpoint: "http://127.0.0.1:9", hostToken, state: "running" });
-    await store.organizations.setWebhookSettings(orgId, { signingSecret });
+    await store.webhookSettings.set(orgId, { signingSecret });
     const stored = await storedSecrets(store);
     expect(stored).toHaveLength(2);
     for (const value of stored) {
@@ -47,7 +47,7 @@ describe("secrets written through the store", () => {
       expect(value).not.toContain(signingSecret);
     }
     expect((await store.interns.find(orgId, "sealed"))?.hostToken).toBe(hostToken);
-    expect((await store.organizations.webhookSettings(orgId)).signingSecret).toBe(signingSecret);
+    expect((await store.webhookSettings.get(orgId)).signingSecret).toBe(signingSecret);
 
     await store.interns.setEndpoint(orgId, "sealed", "http://127.0.0.1:10", "a-new-host-token");
     const [row] = await store.db.query<{ host_token: string }>("SELECT host_token FROM interns WHERE id = 'sealed'");
@@ -85,7 +85,7 @@ describe("a store reopened with a key", () => {
     try {
       orgId = await before.organizations.create("written in clear");
       await before.interns.add({ orgId, id: "legacy", endpoint: "http://127.0.0.1:9", hostToken, state: "running" });
-      await before.organizations.setWebhookSettings(orgId, { signingSecret });
+      await before.webhookSettings.set(orgId, { signingSecret });
       expect(await storedSecrets(before)).toEqual([hostToken, signingSecret]);
     } finally {
       await before.close();
@@ -96,7 +96,7 @@ describe("a store reopened with a key", () => {
       expect(stored).toHaveLength(2);
       for (const value of stored) expect(value.startsWith(sealedPrefix)).toBe(true);
       expect((await after.interns.find(orgId, "legacy"))?.hostToken).toBe(hostToken);
-      expect((await after.organizations.webhookSettings(orgId)).signingSecret).toBe(signingSecret);
+      expect((await after.webhookSettings.get(orgId)).signingSecret).toBe(signingSecret);
     } finally {
       await after.close();
     }

@@ -149,7 +149,7 @@ export function createAdminService(store: Store, options: AdminServiceOptions = 
         ...(secret !== undefined && { signingSecret: secret || null }),
         ...(request.callbackUrl !== undefined && { callbackUrl: request.callbackUrl || null }),
       };
-      if (!(await store.organizations.setWebhookSettings(required(request.orgId, "org_id"), settings))) throw catalogueError("not_found", `Organization ${shownId(request.orgId)} not found.`);
+      if (!(await store.webhookSettings.set(required(request.orgId, "org_id"), settings))) throw catalogueError("not_found", `Organization ${shownId(request.orgId)} not found.`);
       return {};
     },
   };

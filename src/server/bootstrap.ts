@@ -52,7 +52,7 @@ export async function bootstrapTenant(store: Store, dataDir: string, options: { 
     // Replicas started together with --bootstrap: one creates the tenant, the others find it there.
     await takeAdvisoryLock(tx, "bootstrap");
     if (!(await isEmptyStore(tx))) return undefined;
-    const organizations = createOrganizations(tx, store.secrets);
+    const organizations = createOrganizations(tx);
     const apiKeys = createApiKeys(tx);
     const orgId = await organizations.create("Development");
     const memberId = await createMembers(tx).add({ orgId, email: "admin@example.com", firstName: "Dev", lastName: "Admin", role: "org:admin" });

@@ -1,17 +1,8 @@
 import type { Queryable } from "./database.js";
 import { newId } from "./ids.js";
-import type { SecretBox } from "./secret-box.js";
 
-/** Where an organization's webhook signing secret lives: the data its sealed form is bound to, so it opens in no other row. */
-export function signingSecretContext(id: string): string {
-  return `organizations.webhook_signing_secret:${id}`;
-}
-
-/**
- * Organizations: programme membership, credit balance and webhook settings.
- * The signing secret is sealed with `secrets` on write and opened on read.
- */
-export function createOrganizations(db: Queryable, secrets: SecretBox) {
+/** Organizations: programme membership and credit balance (webhook settings: `webhook-settings.ts`). */
+export function createOrganizations(db: Queryable) {
   return {
     /** Creates an organization and returns its id. */
     async create(name: string): Promise<string> {
@@ -45,34 +36,6 @@ export function createOrganizations(db: Queryable, secrets: SecretBox) {
     /** Gives back a charge for work that was not delivered (a synthesis refused before any audio). */
     async refund(id: string, usd: number): Promise<void> {
       await db.query("UPDATE organizations SET credits_usd = credits_usd + $2 WHERE id = $1", [id, usd]);
-    },
-    /**
-     * Sets the webhook signing secret and default callback URL: a value
-     * replaces, null clears, undefined keeps. Returns false when the
-     * organization does not exist.
-     */
-    async setWebhookSettings(id: string, settings: { signingSecret?: string | null; callbackUrl?: string | null }): Promise<boolean> {
-      const signingSecret = typeof settings.signingSecret === "string" ? secrets.seal(settings.signingSecret, signingSecretContext(id)) : null;
-      const rows = await db.query(
-        `UPDATE organizations
-            SET webhook_signing_secret = CASE WHEN $2 THEN $3 ELSE webhook_signing_secret END,
-                webhook_callback_url = CASE WHEN $4 THEN $5 ELSE webhook_callback_url END
-          WHERE id = $1 RETURNING id`,
-        [id, settings.signingSecret !== undefined, signingSecret, settings.callbackUrl !== undefined, settings.callbackUrl ?? null],
-      );
-      return rows.length > 0;
-    },
-    /** The organization's webhook signing secret and default callback URL, when set. */
-    async webhookSettings(id: string): Promise<{ signingSecret?: string; callbackUrl?: string }> {
-      const rows = await db.query<{ webhook_signing_secret: string | null; webhook_callback_url: string | null }>(
-        "SELECT webhook_signing_secret, webhook_callback_url FROM organizations WHERE id = $1",
-        [id],
-      );
-      const row = rows[0];
-      return {
-        ...(row?.webhook_signing_secret && { signingSecret: secrets.open(row.webhook_signing_secret, signingSecretContext(id)) }),
-        ...(row?.webhook_callback_url && { callbackUrl: row.webhook_callback_url }),
-      };
     },
   };
 }

@@ -1,6 +1,5 @@
 import type { Database } from "./database.js";
 import { createOrganizations } from "./organizations.js";
-import type { SecretBox } from "./secret-box.js";
 
 /**
  * What {@link SpeechCharges.settle} did with a pending charge: `refunded` it,
@@ -15,7 +14,7 @@ export type SpeechSettlement = "refunded" | "kept" | "gone";
  * row are written together, so a process that dies before settling leaves a
  * row that {@link SpeechCharges.refundStale} gives back, exactly once.
  */
-export function createSpeechCharges(db: Database, secrets: SecretBox) {
+export function createSpeechCharges(db: Database) {
   return {
     /**
      * Takes `usd` from the organization's balance and records the charge as
@@ -24,7 +23,7 @@ export function createSpeechCharges(db: Database, secrets: SecretBox) {
      */
     async charge(orgId: string, usd: number, generationId: string): Promise<boolean> {
       return db.transaction(async (tx) => {
-        if (!(await createOrganizations(tx, secrets).charge(orgId, usd))) return false;
+        if (!(await createOrganizations(tx).charge(orgId, usd))) return false;
         await tx.query("INSERT INTO speech_charges (generation_id, org_id, usd) VALUES ($1, $2, $3)", [generationId, orgId, usd]);
         return true;
       });
@@ -40,7 +39,7 @@ export function createSpeechCharges(db: Database, secrets: SecretBox) {
         const row = rows[0];
         if (row === undefined) return "gone";
         if (!refund) return "kept";
-        await createOrganizations(tx, secrets).refund(row.org_id, row.usd);
+        await createOrganizations(tx).refund(row.org_id, row.usd);
         return "refunded";
       });
     },
@@ -59,7 +58,7 @@ export function createSpeechCharges(db: Database, secrets: SecretBox) {
                 "DELETE FROM speech_charges WHERE created_at < now() - $1 * interval '1 second' RETURNING generation_id, org_id, usd",
                 [olderThanSeconds],
               );
-        const organizations = createOrganizations(tx, secrets);
+        const organizations = createOrganizations(tx);
         // One order of organization locks for every sweep, so two sweeps never wait on each other in a cycle.
         for (const row of [...rows].sort((a, b) => a.org_id.localeCompare(b.org_id))) await organizations.refund(row.org_id, row.usd);
         return rows.map((row) => row.generation_id);

@@ -11,6 +11,7 @@ import type { SecretBox } from "./secret-box.js";
 import { createSpeechCharges, type SpeechCharges } from "./speech-charges.js";
 import { prepareStoredSecrets } from "./stored-secrets.js";
 import { createVideoJobs } from "./video-jobs.js";
+import { createWebhookSettings } from "./webhook-settings.js";
 import { createWebhookDeliveries } from "./webhook-deliveries.js";
 
 /** Where the store lives (the embedded PGlite directory, or PostgreSQL) and how its secrets are sealed. */
@@ -29,6 +30,7 @@ export interface StoreOptions {
 export interface Store {
   readonly db: Database;
   readonly organizations: ReturnType<typeof createOrganizations>;
+  readonly webhookSettings: ReturnType<typeof createWebhookSettings>;
   readonly members: ReturnType<typeof createMembers>;
   readonly apiKeys: ReturnType<typeof createApiKeys>;
   readonly interns: ReturnType<typeof createInterns>;
@@ -56,11 +58,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const changes = await createChangeNotices(db, { databaseUrl: options.databaseUrl, onError: options.onChangeNoticeError ?? (() => undefined) });
   return {
     db,
-    organizations: createOrganizations(db, secrets),
+    organizations: createOrganizations(db),
+    webhookSettings: createWebhookSettings(db, secrets),
     members: createMembers(db),
     apiKeys: createApiKeys(db),
     interns: createInterns(db, secrets),
-    speechCharges: createSpeechCharges(db, secrets),
+    speechCharges: createSpeechCharges(db),
     videoJobs: createVideoJobs(db),
     webhookDeliveries: createWebhookDeliveries(db),
     changes,

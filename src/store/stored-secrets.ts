@@ -1,6 +1,6 @@
 import type { Queryable } from "./database.js";
 import { hostTokenContext } from "./interns.js";
-import { signingSecretContext } from "./organizations.js";
+import { signingSecretContext } from "./webhook-settings.js";
 import { sealedPrefix, type SecretBox } from "./secret-box.js";
 
 const checkContext = "secrets_key_check";

@@ -1,5 +1,6 @@
 import type { JobQueue } from "../../store/job-queue.js";
 import { createOrganizations } from "../../store/organizations.js";
+import { createWebhookSettings } from "../../store/webhook-settings.js";
 import type { Store } from "../../store/store.js";
 import { createVideoJobs, type VideoJobOutcome, type VideoJobSummary } from "../../store/video-jobs.js";
 import { videoQueues, type VideoWebhookMessage } from "./video-queues.js";
@@ -29,9 +30,8 @@ export function createVideoJobSettler(options: {
       const finished = await store.db.transaction(async (tx) => {
         const job = await createVideoJobs(tx).finish(jobId, leaseToken, outcome);
         if (!job) return undefined;
-        const organizations = createOrganizations(tx, store.secrets);
-        if (job.status !== "completed" && job.costUsd > 0) await organizations.refund(job.orgId, job.costUsd);
-        const url = job.callbackUrl ?? (await organizations.webhookSettings(job.orgId)).callbackUrl;
+        if (job.status !== "completed" && job.costUsd > 0) await createOrganizations(tx).refund(job.orgId, job.costUsd);
+        const url = job.callbackUrl ?? (await createWebhookSettings(tx, store.secrets).get(job.orgId)).callbackUrl;
         if (url) await queue.send(videoQueues.webhook, { jobId, url } satisfies VideoWebhookMessage, tx);
         return job;
       });

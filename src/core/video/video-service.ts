@@ -27,7 +27,7 @@ import { parseVideoRequest, type ValidatedVideoRequest } from "./video-request.j
 export interface VideoServiceOptions {
   /** Spans of this service's own work, under each call's span. */
   tracer: Tracer;
-  store: Pick<Store, "db" | "videoJobs" | "secrets">;
+  store: Pick<Store, "db" | "videoJobs">;
   models: Pick<VideoModelRegistry, "get" | "list">;
   queue: Pick<JobQueue, "send" | "notify">;
   /** Submissions per member. */
@@ -81,7 +81,7 @@ export function createVideoService(options: VideoServiceOptions): ServiceImpl<ty
   async function submit(validated: ValidatedVideoRequest, caller: Caller, span: Span) {
     await options.limiter.consume(caller.memberId);
     const job = await store.db.transaction(async (tx) => {
-      if (!(await createOrganizations(tx, store.secrets).charge(caller.orgId, validated.costUsd))) {
+      if (!(await createOrganizations(tx).charge(caller.orgId, validated.costUsd))) {
         throw catalogueError("insufficient_credits", `This job costs ${validated.costUsd} USD, more than the organization's remaining credits.`);
       }
       const inserted = await createVideoJobs(tx).insert({

@@ -8,7 +8,7 @@ import type { VideoWebhookMessage } from "./video-queues.js";
 
 /** What the webhook handler is built from. */
 export interface VideoWebhookDeliveryOptions {
-  store: Pick<Store, "videoJobs" | "organizations" | "webhookDeliveries">;
+  store: Pick<Store, "videoJobs" | "webhookSettings" | "webhookDeliveries">;
   sender: WebhookSender;
   logger: Pick<Logger, "info" | "warn">;
   /** Told the outcome of every delivery (metrics). */
@@ -34,7 +34,7 @@ export function createVideoWebhookDelivery(options: VideoWebhookDeliveryOptions)
     const job = await store.videoJobs.get(jobId);
     const webhookJob = job && videoWebhookJob(job);
     if (!job || !webhookJob) return;
-    const { signingSecret } = await store.organizations.webhookSettings(job.orgId);
+    const { signingSecret } = await store.webhookSettings.get(job.orgId);
     const idempotencyKey = videoWebhookIdempotencyKey(webhookJob);
     const span = startChildSpan(options.tracer, contextOfTraceparent(job.traceparent), "video.webhook", SpanKind.PRODUCER, { "switchboard.job_id": jobId });
     try {

@@ -12,7 +12,7 @@ import { createVideoWebhookDelivery } from "./video-webhook-delivery.js";
 
 /** Options for {@link startVideoWorkers}. */
 export interface VideoWorkersOptions {
-  store: Pick<Store, "db" | "videoJobs" | "organizations" | "webhookDeliveries" | "secrets">;
+  store: Pick<Store, "db" | "videoJobs" | "webhookSettings" | "webhookDeliveries" | "secrets">;
   queue: Pick<JobQueue, "send" | "notify" | "work" | "activeLongerThan" | "retry">;
   models: Pick<VideoModelRegistry, "get">;
   sender: WebhookSender;
