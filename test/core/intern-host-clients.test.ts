@@ -1,28 +1,13 @@
-import { createServer, type Http2Server, type ServerHttp2Session } from "node:http2";
-import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { InternHostService, type StartRunResponseSchema } from "../../src/gen/switchboard/host/v1/host_pb.js";
 import { ErrorDetailSchema } from "../../src/gen/switchboard/v1/error_pb.js";
 import { catalogueError } from "../../src/core/error-catalogue.js";
 import { createInternHostClients, type InternHostClients } from "../../src/core/chat/intern-host-clients.js";
 import { freePort } from "../support/free-port.js";
-
-/** The HTTP/2 sessions each host double has accepted, so a test can cut them. */
-const hostSessions = new WeakMap<Http2Server, Set<ServerHttp2Session>>();
-
-/** A Connect host double, optionally under a path prefix. */
-async function listen(implementation: Partial<ServiceImpl<typeof InternHostService>>, requestPathPrefix?: string): Promise<{ server: Http2Server; url: string }> {
-  const server = createServer(connectNodeAdapter({ routes: (router) => router.service(InternHostService, implementation), requestPathPrefix }));
-  const sessions = new Set<ServerHttp2Session>();
-  hostSessions.set(server, sessions);
-  server.on("session", (session) => sessions.add(session));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${requestPathPrefix ?? ""}` };
-}
+import { startHostDouble, type HostDouble } from "../support/host-double.js";
 
 async function failureOf(stream: AsyncIterable<unknown>): Promise<ConnectError> {
   try {
@@ -35,10 +20,15 @@ async function failureOf(stream: AsyncIterable<unknown>): Promise<ConnectError> 
 
 describe("intern host clients", () => {
   let clients: InternHostClients;
-  const servers: Http2Server[] = [];
+  const hosts: HostDouble[] = [];
+  const listen = async (...args: Parameters<typeof startHostDouble>) => {
+    const host = await startHostDouble(...args);
+    hosts.push(host);
+    return host;
+  };
   afterEach(() => {
     clients?.close();
-    for (const server of servers.splice(0)) server.close();
+    for (const host of hosts.splice(0)) host.close();
   });
 
   it("streams a run's events in order, with the token and trace headers as metadata, under the endpoint's path", async () => {
@@ -55,9 +45,8 @@ describe("intern host clients", () => {
           yield* run;
         },
       },
-      "/hosts/a",
+      { requestPathPrefix: "/hosts/a" },
     );
-    servers.push(host.server);
     clients = createInternHostClients();
     const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     const events = [];
@@ -74,7 +63,6 @@ describe("intern host clients", () => {
         throw catalogueError("interaction_not_pending", "Nothing is waiting for that answer.");
       },
     });
-    servers.push(host.server);
     clients = createInternHostClients();
     const error = await failureOf(clients.get(host.url).answerInteraction({ sessionId: "s", interactionId: "i", answer: "allow" }, { signal: new AbortController().signal, headers: {} }));
     expect(error).toBeInstanceOf(ConnectError);
@@ -92,7 +80,6 @@ describe("intern host clients", () => {
         await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
       },
     });
-    servers.push(host.server);
     clients = createInternHostClients();
     const abort = new AbortController();
     const events = clients.get(host.url).startRun({ prompt: "wait" }, { signal: abort.signal, headers: {} })[Symbol.asyncIterator]();
@@ -119,11 +106,7 @@ describe("intern host clients", () => {
     };
     await succeeded();
     const { port } = new URL(first.url);
-    await new Promise<void>((resolve) => {
-      first.server.close(() => resolve());
-      // Sessions the gateway holds open would keep close() waiting.
-      for (const session of hostSessions.get(first.server) ?? []) session.destroy();
-    });
+    first.close();
     // Down for 3 s while turns keep coming: each is refused at once as
     // unavailable (the chat route's intern_unreachable), none waits.
     const downUntil = performance.now() + 3_000;
@@ -131,9 +114,7 @@ describe("intern host clients", () => {
       expect((await call())?.code).toBe(Code.Unavailable);
       await sleep(200);
     }
-    const second = createServer(connectNodeAdapter({ routes: (router) => router.service(InternHostService, implementation) }));
-    await new Promise<void>((resolve) => second.listen(Number(port), "127.0.0.1", resolve));
-    servers.push(second);
+    await listen(implementation, { port: Number(port) });
     const backAt = performance.now();
     let lastError: ConnectError | undefined;
     // The channel redials within a second or so (0.6 s here against 1.8 s
